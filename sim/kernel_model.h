@@ -1,0 +1,49 @@
+// Which Linux rseq semantics the simulator models (`--kernel VERSION`).
+//
+// Implemented:
+//   * kLegacy60  — "6.0".."6.18": legacy event mask, validation of the descriptor on
+//     every evaluation with a non-zero rseq_cs, any NO_RESTART flag inside a section
+//     is SIGSEGV, IDs rewritten on every evaluation (reference §2.5, §2.6, §7 rules
+//     8, 13, 15, 18). This machine's kernel (6.18).
+//   * kLegacy418 — "4.18".."5.19": as above, but the NO_RESTART_ON_* flags of
+//     rseq->flags | rseq_cs->flags inhibit the restart for their event class
+//     (NO_RESTART_ON_SIGNAL without both others is EINVAL -> SIGSEGV), §2.9.
+// Not yet modelled (rejected with a clear error): 6.19+ (V2 rework), rfc2015,
+// mm_cid variants. The model is structured so that they are one more enum value
+// plus the few policy functions below.
+#ifndef RSEQMC_SIM_KERNEL_MODEL_H_
+#define RSEQMC_SIM_KERNEL_MODEL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace rseqmc {
+
+enum class KernelModel : uint8_t {
+  kLegacy418 = 1,
+  kLegacy60 = 2,
+};
+
+struct KernelVersion {
+  KernelModel model = KernelModel::kLegacy60;
+  std::string text = "6.18";  // the version string it was chosen from
+};
+
+// Parses "6.18", "6.1.0-13-amd64", "4.18", "5.10", ... into a model. Returns
+// nullopt and sets *why for versions that are not modelled (with the list of
+// supported ones).
+std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::string* why);
+
+// The running kernel's version (uname -r) if it is modelled, else 6.18 (and
+// *note says why).
+KernelVersion DefaultKernelVersion(std::string* note = nullptr);
+
+// Policy: do NO_RESTART_ON_* flags inhibit restarts (true) or kill (false)?
+inline bool HonoursNoRestartFlags(KernelModel m) { return m == KernelModel::kLegacy418; }
+
+const char* KernelModelName(KernelModel m);  // "4.18-5.19 legacy", "6.0-6.18 legacy"
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_SIM_KERNEL_MODEL_H_

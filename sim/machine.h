@@ -1,0 +1,199 @@
+// The state of one execution and the kernel model that changes it.
+//
+// Machine holds simulated memory, the threads (register contexts, signal frames,
+// rseq registration), the virtual CPUs with their run queues, and implements the
+// rseq rules of reference/rseq-semantics.md §7 for the legacy kernels (see
+// sim/kernel_model.h). The interpreter (Machine::Interpret) runs on the thread's
+// fiber; Simulator (sim/simulator.h) owns the fibers and drives executions.
+//
+// Schedulers see a Machine through ChoiceView and may read anything public here;
+// only the simulator mutates it.
+#ifndef RSEQMC_SIM_MACHINE_H_
+#define RSEQMC_SIM_MACHINE_H_
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sim/ir.h"
+#include "sim/kernel_model.h"
+#include "sim/scenario.h"
+#include "sim/scheduler.h"
+#include "sim/simulator.h"
+
+namespace rseqmc {
+
+class FiberPool;
+class ThreadApi;
+
+inline constexpr int kMaxCallDepth = 32;
+inline constexpr int kMaxSignalDepth = 4;  // nested handler frames per thread
+// Pseudo code index of a native (C++) thread's own code: never inside a section.
+inline constexpr uint32_t kNativePc = 0xFFFFFFFFu;
+
+// One user-mode register context: the thread's main context, or a signal
+// handler's (which starts with fresh registers, r1 = signal number).
+struct Context {
+  std::array<int64_t, kNumRegs> r{};
+  uint32_t pc = 0;              // global instruction index of the next instruction
+  uint32_t call_depth = 0;
+  std::array<uint32_t, kMaxCallDepth> ret_stack{};  // return indices
+  int signo = 0;                // signal being handled (handler contexts)
+  uint32_t saved_blocked = 0;   // blocked mask to restore at sigreturn
+};
+
+enum class ThreadState : uint8_t { kRunnable, kExited };
+
+// rseq_event_mask bits of the legacy kernel (RSEQ_EVENT_PREEMPT/SIGNAL/MIGRATE).
+inline constexpr uint8_t kEventPreempt = 1;
+inline constexpr uint8_t kEventSignal = 2;
+inline constexpr uint8_t kEventMigrate = 4;
+
+struct SimThread {
+  int id = 0;
+  ThreadState state = ThreadState::kRunnable;
+  int cpu = 0;                  // CPU it runs on or is queued on
+  uint64_t affinity = ~0ull;
+  bool native = false;          // C++ body
+  bool in_native_ir = false;    // native body currently running an IR call (ThreadApi::CallIr)
+  // rseq registration (0 area = unregistered)
+  uint64_t rseq_area = 0;
+  uint32_t rseq_len = 0;
+  uint32_t rseq_sig = 0;
+  uint8_t event_mask = 0;       // task->rseq_event_mask (legacy)
+  bool notify_resume = false;   // TIF_NOTIFY_RESUME: evaluate rseq before user code runs
+  int32_t mm_cid = -1;
+  uint32_t pending = 0;         // pending signals (bit = signo)
+  uint32_t blocked = 0;         // blocked signals
+  int depth = 0;                // index of the running context in ctx
+  std::array<Context, kMaxSignalDepth + 1> ctx;
+  ThreadOutcome out;
+
+  Context& cur() { return ctx[depth]; }
+  const Context& cur() const { return ctx[depth]; }
+};
+
+struct SimCpu {
+  int running = -1;                 // thread id, -1 = idle
+  std::vector<int8_t> queue;        // FIFO run queue (thread ids), excluding `running`
+};
+
+class Machine {
+ public:
+  Machine(const Scenario& s, const RunOptions& options);
+  ~Machine();
+
+  // ---- read-only state (schedulers, tests, reports) ----
+  const Scenario& scenario() const { return s_; }
+  int num_cpus() const { return num_cpus_; }
+  int num_threads() const { return static_cast<int>(threads_.size()); }
+  const SimThread& thread(int t) const { return threads_[t]; }
+  const SimCpu& cpu(int c) const { return cpus_[c]; }
+  int default_cpu() const { return last_cpu_; }
+  uint64_t steps() const { return steps_; }
+  uint32_t events(DecisionKind k) const { return events_[static_cast<int>(k)]; }
+  uint32_t total_events() const { return total_events_; }
+  bool IsValid(const Decision& d) const;
+  // Reads simulated memory (0 if outside); for schedulers and tests.
+  uint64_t Peek(uint64_t address, int bytes) const;
+  // Address of the descriptor / thread rseq area in data memory.
+  uint64_t DescriptorAddress(uint32_t d) const { return desc_base_ + kRseqCsBytes * d; }
+  uint64_t AreaAddress(int t) const { return area_base_ + kRseqAreaBytes * t; }
+  // True if thread t's running context is at an instruction inside the section
+  // that its rseq_cs currently points to.
+  bool InCriticalSection(int t) const;
+  // Node of a CPU.
+  uint32_t NodeOf(int cpu) const;
+
+  // ---- driving (Simulator only) ----
+  void Reset(Scheduler* scheduler, ExecutionResult* out);
+  // Runs thread `t`'s body on the current fiber until the execution ends or the
+  // thread exits; switches to other threads' fibers through the FiberPool.
+  void ThreadMain(int t);
+  void set_fibers(FiberPool* f) { fibers_ = f; }
+  bool finished() const { return finished_; }
+  // Called after the last fiber returned control: finalises `out`.
+  void Finish();
+  // First thread to run.
+  int first_thread() const { return first_thread_; }
+  // Native-body operations (sim/thread_api.h); each is one scheduling point.
+  friend class ThreadApi;
+
+ private:
+  // Scheduling point for thread `self` before it executes its next instruction:
+  // asks the scheduler (events, who runs), switches fibers, runs return-to-user
+  // work. Returns false if the execution ended (self must unwind).
+  bool Boundary(int self);
+  void ApplyEvent(const Decision& d);
+  // Context switch on `cpu`: the running thread goes to `dest` run queue tail (or
+  // nowhere if exited); `next` (-1 = queue head) runs. Sets event bits (rule §7.8).
+  void SwitchOut(int cpu, int next, TraceKind why);
+  void SwitchIn(int cpu, int t, int prev);
+  // Generate signal for thread t (pending); delivery happens on its next return to user.
+  void RaiseSignal(int t, int signo);
+  // Exit-to-user work for thread t (rule §7.12): signal frames (each preceded by
+  // the rseq fixup), then the notify-resume rseq evaluation and ID update.
+  void ReturnToUser(int t);
+  // __rseq_handle_notify_resume: evaluate rseq_cs (validate, abort or lazy-clear)
+  // then write the IDs. Returns false if the process was killed.
+  bool RseqNotifyResume(int t, bool signal_delivery);
+  bool DeliverSignal(int t, int signo);
+  void Kill(int signo, const std::string& reason, int t);
+  void FailAssert(int t, uint32_t pc, const std::string& msg);
+  void EndExecution();
+  // Interprets IR for thread t until its top context at `base_depth` returns
+  // (native IR calls) or the thread exits / execution ends. Returns false if
+  // the execution ended.
+  bool Interpret(int t, int base_depth, uint32_t base_call_depth);
+  bool ExecSyscall(int t, const Instr& in);
+  void UpdateIds(int t);
+  void AssignMmCid(int t);
+  void Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a = 0, int64_t b = 0, std::string detail = {});
+  bool MemOk(uint64_t addr, int bytes) const {
+    return addr >= kDataBase && addr - kDataBase + bytes <= mem_size_;
+  }
+  uint64_t Load(uint64_t addr, int bytes) const {
+    uint64_t v = 0;
+    std::memcpy(&v, mem_ + (addr - kDataBase), bytes);
+    return v;
+  }
+  void Store(uint64_t addr, uint64_t v, int bytes) { std::memcpy(mem_ + (addr - kDataBase), &v, bytes); }
+  uint32_t CodeWord(uint64_t ip) const;  // the 4 bytes at code address ip (signature check)
+
+  const Scenario& s_;
+  const RunOptions& opt_;
+  const Instr* code_;
+  uint32_t code_size_;
+  int num_cpus_;
+  std::vector<SimThread> threads_;
+  std::vector<SimThread> init_threads_;
+  std::vector<SimCpu> cpus_;
+  std::vector<uint8_t> init_mem_;
+  uint8_t* mem_ = nullptr;   // points into out_->memory
+  uint64_t mem_size_ = 0;
+  uint64_t desc_base_ = 0, area_base_ = 0;
+  std::vector<uint32_t> signal_handler_;  // by signo: function index+1, 0 default, ~0 ignored
+  std::vector<uint8_t> signal_nodefer_;
+  uint64_t cpu_mask_ = 0;
+  int first_thread_ = 0;
+
+  Scheduler* sched_ = nullptr;
+  ExecutionResult* out_ = nullptr;
+  FiberPool* fibers_ = nullptr;
+  bool record_ = false;
+  bool finished_ = false;
+  int last_cpu_ = 0;
+  int live_threads_ = 0;
+  uint64_t steps_ = 0;
+  uint64_t boundary_ = 0;
+  uint32_t events_[kNumDecisionKinds] = {};
+  uint32_t total_events_ = 0;
+  uint64_t cid_used_ = 0;   // mm_cid bitmap of running threads
+  std::vector<ThreadApi*> apis_;
+};
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_SIM_MACHINE_H_

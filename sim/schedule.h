@@ -1,0 +1,98 @@
+// Schedules: the recorded decisions of one execution, their printable token, and
+// the two basic schedulers (seeded random, replay).
+//
+// A Schedule stores only the non-default decisions: at boundary i (the i-th call
+// of Scheduler::Choose in the execution) the default is "the CPU that ran the
+// previous instruction runs again" (Decision::Step(view.DefaultCpu())). Replaying
+// a schedule on the same scenario and kernel model reproduces the execution
+// exactly (same trace, same final state).
+//
+// Token format (version 1): "rsq1." + base64url(varint stream), the stream being
+//   scenario fingerprint (u32), kernel model (u8), entry count, then per entry
+//   (boundary gap since the previous entry, kind<<6 | cpu, arg+1).
+// Decoding checks the fingerprint, so a token made for another program (or other
+// -D values) fails with an InputError that says so.
+#ifndef RSEQMC_SIM_SCHEDULE_H_
+#define RSEQMC_SIM_SCHEDULE_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim/kernel_model.h"
+#include "sim/scheduler.h"
+
+namespace rseqmc {
+
+struct Scenario;
+
+struct ScheduleEntry {
+  uint64_t boundary = 0;  // index of the Choose call this decision answered
+  Decision decision;
+  friend bool operator==(const ScheduleEntry&, const ScheduleEntry&) = default;
+};
+
+struct Schedule {
+  std::vector<ScheduleEntry> entries;
+  KernelModel kernel = KernelModel::kLegacy60;
+  friend bool operator==(const Schedule&, const Schedule&) = default;
+  // Number of injected events (entries that are not steps).
+  uint32_t NumEvents() const;
+};
+
+// 32-bit fingerprint of everything that affects execution: code, data, threads,
+// CPUs, signals (not names of properties or comments).
+uint32_t ScenarioFingerprint(const Scenario& s);
+
+std::string EncodeSchedule(const Scenario& s, const Schedule& schedule);
+// Throws InputError (file = "<token>", column = offending character) on a
+// malformed token, a wrong version, or a token made for another scenario.
+Schedule DecodeSchedule(const Scenario& s, const std::string& token);
+
+// Replays a schedule; past its last entry it keeps choosing defaults.
+class ReplayScheduler : public Scheduler {
+ public:
+  explicit ReplayScheduler(const Schedule& s) : schedule_(s) {}
+  void BeginExecution(const Machine&) override { next_ = 0; boundary_ = 0; }
+  Decision Choose(const ChoiceView& view) override;
+
+ private:
+  const Schedule& schedule_;
+  size_t next_ = 0;
+  uint64_t boundary_ = 0;
+};
+
+// Per-kind probabilities (per boundary) and bounds of the random scheduler.
+struct RandomOptions {
+  double p_switch_cpu = 0.25;  // another CPU with a runnable thread runs next
+  double p_preempt = 0.02;
+  double p_migrate = 0.01;
+  double p_signal = 0.01;
+  double p_ipi = 0.005;
+  uint32_t max_events = 8;     // total injected events per execution (preempt/migrate/signal/ipi)
+};
+
+// Seeded random scheduler (xoshiro256** seeded by splitmix64). The same seed and
+// scenario always give the same execution.
+class RandomScheduler : public Scheduler {
+ public:
+  explicit RandomScheduler(uint64_t seed, RandomOptions options = {});
+  void Reseed(uint64_t seed);
+  void BeginExecution(const Machine&) override;
+  Decision Choose(const ChoiceView& view) override;
+
+ private:
+  uint64_t Next();
+  double NextUnit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+  uint64_t Below(uint64_t n) { return n <= 1 ? 0 : Next() % n; }
+  uint64_t seed_;
+  uint64_t s_[4];
+  RandomOptions options_;
+  // thresholds in 2^-32 units, precomputed from options_
+  uint32_t t_event_ = 0, t_switch_ = 0;
+};
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_SIM_SCHEDULE_H_

@@ -1,0 +1,101 @@
+// The one interface through which every nondeterministic choice passes.
+//
+// At every IR instruction boundary the simulator asks the Scheduler what happens
+// next (DESIGN.md §4). The answer is either "CPU c runs its current thread's next
+// instruction" (kStep) or an injected event (preemption, migration, signal,
+// membarrier-RSEQ IPI); after an event the scheduler is asked again at the same
+// boundary, so one boundary may carry several events. Because nothing else is
+// nondeterministic, recording the decisions replays the execution exactly
+// (sim/schedule.h), and exploration strategies (model/) are just Schedulers.
+//
+// Example: a scheduler that always lets CPU 0 run first.
+//
+//     class Cpu0First : public Scheduler {
+//       Decision Choose(const ChoiceView& v) override {
+//         return v.Runnable(0) ? Decision::Step(0) : Decision::Step(v.DefaultCpu());
+//       }
+//     };
+#ifndef RSEQMC_SIM_SCHEDULER_H_
+#define RSEQMC_SIM_SCHEDULER_H_
+
+#include <cstdint>
+#include <string>
+
+namespace rseqmc {
+
+class Machine;   // sim/machine.h
+struct ExecutionResult;
+
+enum class DecisionKind : uint8_t {
+  kStep = 0,     // cpu: runs its current thread's next instruction
+  kPreempt = 1,  // cpu: switch its current thread out; arg: thread to switch in, or -1 for the
+                 // head of the CPU's run queue (idle, then the same thread, if the queue is empty)
+  kMigrate = 2,  // cpu: move its current thread to CPU arg (must be allowed by its affinity)
+  kSignal = 3,   // cpu: deliver signal arg to its current thread
+  kIpi = 4,      // cpu: a membarrier-RSEQ IPI hits the CPU (rule §7.24)
+};
+inline constexpr int kNumDecisionKinds = 5;
+const char* DecisionKindName(DecisionKind k);  // "step", "preempt", "migrate", "signal", "ipi"
+
+struct Decision {
+  DecisionKind kind = DecisionKind::kStep;
+  int8_t cpu = 0;
+  int16_t arg = -1;
+
+  static constexpr Decision Step(int cpu) { return {DecisionKind::kStep, static_cast<int8_t>(cpu), -1}; }
+  static constexpr Decision Preempt(int cpu, int next = -1) {
+    return {DecisionKind::kPreempt, static_cast<int8_t>(cpu), static_cast<int16_t>(next)};
+  }
+  static constexpr Decision Migrate(int cpu, int to) {
+    return {DecisionKind::kMigrate, static_cast<int8_t>(cpu), static_cast<int16_t>(to)};
+  }
+  static constexpr Decision Signal(int cpu, int signo) {
+    return {DecisionKind::kSignal, static_cast<int8_t>(cpu), static_cast<int16_t>(signo)};
+  }
+  static constexpr Decision Ipi(int cpu) { return {DecisionKind::kIpi, static_cast<int8_t>(cpu), -1}; }
+  bool IsEvent() const { return kind != DecisionKind::kStep; }
+  friend bool operator==(const Decision&, const Decision&) = default;
+};
+std::string ToString(const Decision& d);  // "step cpu1", "preempt cpu0", "migrate cpu0->1", ...
+
+// What the scheduler may look at when choosing. A thin read-only view of the
+// machine; see sim/machine.h for the full state (threads, rseq areas, memory).
+class ChoiceView {
+ public:
+  explicit ChoiceView(const Machine& m) : m_(m) {}
+  const Machine& machine() const { return m_; }
+  // Number of virtual CPUs.
+  int NumCpus() const;
+  // CPU whose thread ran the previous instruction (the default to continue).
+  int DefaultCpu() const;
+  // Thread currently on `cpu`, or -1 if the CPU is idle.
+  int Running(int cpu) const;
+  // True if `cpu` has a thread that can execute an instruction now.
+  bool Runnable(int cpu) const;
+  // Number of threads waiting in `cpu`'s run queue (not counting the running one).
+  int Queued(int cpu) const;
+  // Instructions executed so far in this execution.
+  uint64_t Steps() const;
+  // Events of each kind injected so far (index = DecisionKind; kStep unused).
+  uint32_t Events(DecisionKind k) const;
+  uint32_t TotalEvents() const;
+  // True if `d` can be applied now (right kind of target, affinity, declared signal).
+  bool IsValid(const Decision& d) const;
+
+ private:
+  const Machine& m_;
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  // Called once before an execution starts.
+  virtual void BeginExecution(const Machine& /*m*/) {}
+  // Called at every boundary; must return a decision for which view.IsValid() holds
+  // (an invalid one ends the execution with an InputError naming the step).
+  virtual Decision Choose(const ChoiceView& view) = 0;
+};
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_SIM_SCHEDULER_H_

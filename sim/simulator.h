@@ -1,0 +1,108 @@
+// Runs one execution of a scenario deterministically (DESIGN.md §1, §3, §4).
+//
+// Threads are fibers (Boost.Context, pooled stacks, reused across executions).
+// A thread's body is IR (interpreted) or a C++ callable (sim/thread_api.h). At
+// every instruction boundary the running fiber asks the Scheduler what happens
+// next and switches fibers only when another thread is chosen, so a thread that
+// keeps running costs no switch. The kernel model (sim/machine.h) applies the
+// rules of reference/rseq-semantics.md §7.
+//
+// Example:
+//
+//     Scenario s = ParseScenarioFile("scenarios/percpu_counter.rsq");
+//     Simulator sim(s, {.record_trace = true});
+//     RandomScheduler sched(/*seed=*/42);
+//     ExecutionResult r = sim.Run(sched);
+//     std::cout << FormatTimeline(s, r) << EncodeSchedule(s, r.schedule) << "\n";
+//
+// A Simulator is not thread-safe; use one per OS thread. It keeps a reference to
+// the scenario, which must outlive it.
+#ifndef RSEQMC_SIM_SIMULATOR_H_
+#define RSEQMC_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/kernel_model.h"
+#include "sim/schedule.h"
+#include "sim/scenario.h"
+#include "sim/scheduler.h"
+#include "sim/trace.h"
+
+namespace rseqmc {
+
+class Machine;
+
+struct RunOptions {
+  bool record_trace = false;
+  uint64_t max_steps = 100000;  // instructions per execution before kStepLimit
+  KernelVersion kernel;         // default: 6.0-6.18 legacy
+};
+
+struct ThreadOutcome {
+  bool exited = false;        // returned from its entry function
+  int64_t ret = 0;            // r0 at exit
+  uint32_t aborts = 0;        // rseq aborts it took
+  uint32_t final_cpu = 0;
+  std::vector<std::pair<uint32_t, int64_t>> observed;  // (Program::strings index, value)
+};
+
+struct PropertyOutcome {
+  bool holds = false;
+  int64_t value = 0;     // the expression's value (0 = false)
+  std::string error;     // evaluation error (e.g. division by zero, index out of range)
+};
+
+struct ExecutionResult {
+  Verdict verdict = Verdict::kPass;
+  std::string message;            // why it failed: property text, assert text+location, kill reason
+  std::vector<uint8_t> memory;    // final data memory (byte i at kDataBase + i)
+  std::vector<ThreadOutcome> threads;
+  std::vector<PropertyOutcome> properties;
+  Schedule schedule;              // replays this execution exactly
+  Trace trace;                    // empty unless RunOptions::record_trace
+  uint64_t steps = 0;             // IR instructions executed
+  uint32_t events[kNumDecisionKinds] = {};  // injected events by kind (kStep unused)
+  uint64_t trace_hash = 0;        // hash of the decision sequence and final state (determinism check)
+
+  // Reads a 64/32-bit word of final memory; 0 outside.
+  uint64_t Read(uint64_t address, int bytes) const;
+  // Final value of symbol element [cpu][index] (cpu ignored unless per-CPU).
+  int64_t SymbolValue(const Scenario& s, const std::string& name, uint32_t cpu = 0, uint32_t index = 0) const;
+};
+
+class Simulator {
+ public:
+  // Lays out the program (addresses), validates it (throws InputError on a bad
+  // scenario) and prepares the fiber pool.
+  Simulator(const Scenario& scenario, RunOptions options = {});
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Runs one execution from the initial state. Throws InputError if the
+  // scheduler returns an invalid decision (e.g. a replay token for another program).
+  ExecutionResult Run(Scheduler& scheduler);
+
+  // Faster variant for exploration: fills `out` (reusing its buffers) and
+  // returns the verdict; trace recording follows the options.
+  Verdict RunInto(Scheduler& scheduler, ExecutionResult& out);
+
+  const Scenario& scenario() const { return scenario_; }
+  const RunOptions& options() const { return options_; }
+  RunOptions& mutable_options() { return options_; }
+
+ private:
+  const Scenario& scenario_;
+  RunOptions options_;
+  std::unique_ptr<Machine> machine_;
+};
+
+// Evaluates a property expression against final memory and thread outcomes.
+PropertyOutcome EvaluateProperty(const Scenario& s, const Expr& e, const ExecutionResult& r);
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_SIM_SIMULATOR_H_
