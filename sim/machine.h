@@ -14,6 +14,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -69,7 +71,6 @@ struct SimThread {
   uint32_t blocked = 0;         // blocked signals
   int depth = 0;                // index of the running context in ctx
   std::array<Context, kMaxSignalDepth + 1> ctx;
-  ThreadOutcome out;
 
   Context& cur() { return ctx[depth]; }
   const Context& cur() const { return ctx[depth]; }
@@ -116,8 +117,15 @@ class Machine {
   bool finished() const { return finished_; }
   // Called after the last fiber returned control: finalises `out`.
   void Finish();
+  // Marks the execution over (so resumed fibers unwind).
+  void ForceFinished() { finished_ = true; }
+  // An exception raised on a fiber, if any (cleared).
+  std::exception_ptr TakeError() { return std::exchange(error_, nullptr); }
   // First thread to run.
   int first_thread() const { return first_thread_; }
+  // Threads whose fibers are inside their body (started, not returned); the
+  // simulator resumes them after the execution so they unwind.
+  bool fiber_active(int t) const { return fiber_active_[t] != 0; }
   // Native-body operations (sim/thread_api.h); each is one scheduling point.
   friend class ThreadApi;
 
@@ -131,6 +139,7 @@ class Machine {
   // nowhere if exited); `next` (-1 = queue head) runs. Sets event bits (rule §7.8).
   void SwitchOut(int cpu, int next, TraceKind why);
   void SwitchIn(int cpu, int t, int prev);
+  void Enqueue(int cpu, int t);
   // Generate signal for thread t (pending); delivery happens on its next return to user.
   void RaiseSignal(int t, int signo);
   // Exit-to-user work for thread t (rule §7.12): signal frames (each preceded by
@@ -143,11 +152,21 @@ class Machine {
   void Kill(int signo, const std::string& reason, int t);
   void FailAssert(int t, uint32_t pc, const std::string& msg);
   void EndExecution();
-  // Interprets IR for thread t until its top context at `base_depth` returns
-  // (native IR calls) or the thread exits / execution ends. Returns false if
+  // Interprets IR for thread t (its running context) until the thread exits,
+  // the execution ends, or control returns to native code (a native thread's
+  // CallIr returned or its signal handler did sigreturn). skip_boundary: the
+  // caller already passed the boundary before the first instruction.
+  enum class Stop { kExited, kEnded, kNative };
+  Stop Interpret(int t, bool skip_boundary);
+  // Thread t returned from its entry function with value v.
+  void ExitThread(int t, int64_t v);
+  // After the running thread left `cpu` (exit, preempt, migrate, yield): switch
+  // in `next` (-1 = head of the run queue), keeping last_cpu_ valid.
+  void PickNext(int cpu, int next);
+  // Executes a kernel-call instruction for t (r0 := result). Returns false if
   // the execution ended.
-  bool Interpret(int t, int base_depth, uint32_t base_call_depth);
   bool ExecSyscall(int t, const Instr& in);
+  bool SegvAccess(int t, uint32_t pc, uint64_t addr);
   void UpdateIds(int t);
   void AssignMmCid(int t);
   void Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a = 0, int64_t b = 0, std::string detail = {});
@@ -191,7 +210,8 @@ class Machine {
   uint32_t events_[kNumDecisionKinds] = {};
   uint32_t total_events_ = 0;
   uint64_t cid_used_ = 0;   // mm_cid bitmap of running threads
-  std::vector<ThreadApi*> apis_;
+  std::vector<uint8_t> fiber_active_;
+  std::exception_ptr error_;
 };
 
 }  // namespace rseqmc

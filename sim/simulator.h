@@ -34,6 +34,7 @@
 namespace rseqmc {
 
 class Machine;
+class FiberPool;
 
 struct RunOptions {
   bool record_trace = false;
@@ -66,6 +67,10 @@ struct ExecutionResult {
   uint64_t steps = 0;             // IR instructions executed
   uint32_t events[kNumDecisionKinds] = {};  // injected events by kind (kStep unused)
   uint64_t trace_hash = 0;        // hash of the decision sequence and final state (determinism check)
+  std::vector<std::string> extra_strings;  // observe names from native threads (ids after Program::strings)
+
+  // Name of an observation id (Program::strings, then extra_strings).
+  const std::string& ObservationName(const Scenario& s, uint32_t id) const;
 
   // Reads a 64/32-bit word of final memory; 0 outside.
   uint64_t Read(uint64_t address, int bytes) const;
@@ -95,9 +100,12 @@ class Simulator {
   RunOptions& mutable_options() { return options_; }
 
  private:
+  // Resumes every fiber still inside a thread body so that it unwinds.
+  void Unwind();
   const Scenario& scenario_;
   RunOptions options_;
   std::unique_ptr<Machine> machine_;
+  std::unique_ptr<FiberPool> fibers_;
 };
 
 // Evaluates a property expression against final memory and thread outcomes.

@@ -1,0 +1,58 @@
+#include "sim/kernel_model.h"
+
+#include <sys/utsname.h>
+
+#include <cstdio>
+
+namespace rseqmc {
+
+std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::string* why) {
+  int major = 0, minor = 0;
+  if (text == "rfc2015" || text == "mm_cid") {
+    if (why) *why = "kernel model '" + text + "' is not implemented yet; supported: 4.18..5.19, 6.0..6.18";
+    return std::nullopt;
+  }
+  if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) != 2 || major < 0 || minor < 0) {
+    if (why) *why = "cannot read kernel version '" + text + "'; expected MAJOR.MINOR such as 6.18 or 4.18";
+    return std::nullopt;
+  }
+  KernelVersion v;
+  v.text = std::to_string(major) + "." + std::to_string(minor);
+  if ((major == 4 && minor >= 18) || major == 5) {
+    v.model = KernelModel::kLegacy418;
+    return v;
+  }
+  if (major == 6 && minor <= 18) {
+    v.model = KernelModel::kLegacy60;
+    return v;
+  }
+  if (why) {
+    if (major < 4 || (major == 4 && minor < 18)) {
+      *why = "kernel " + v.text + " has no rseq (merged in 4.18); supported: 4.18..5.19, 6.0..6.18";
+    } else {
+      *why = "kernel " + v.text +
+             " uses the 6.19 rseq rework, which is not modelled yet; supported: 4.18..5.19, 6.0..6.18";
+    }
+  }
+  return std::nullopt;
+}
+
+KernelVersion DefaultKernelVersion(std::string* note) {
+  struct utsname u;
+  if (uname(&u) == 0) {
+    std::string why;
+    if (auto v = ParseKernelVersion(u.release, &why)) return *v;
+    if (note) *note = "running kernel " + std::string(u.release) + ": " + why + "; using 6.18";
+  }
+  return KernelVersion{};
+}
+
+const char* KernelModelName(KernelModel m) {
+  switch (m) {
+    case KernelModel::kLegacy418: return "4.18-5.19 legacy";
+    case KernelModel::kLegacy60: return "6.0-6.18 legacy";
+  }
+  return "?";
+}
+
+}  // namespace rseqmc

@@ -1,0 +1,978 @@
+// The kernel model and the IR interpreter.
+//
+// Every rseq rule implemented here cites reference/rseq-semantics.md §7 by rule
+// number ("rule 8") and the kernel function it follows (kernel/rseq.c of the
+// legacy kernels: __rseq_handle_notify_resume, rseq_ip_fixup, rseq_get_rseq_cs,
+// rseq_need_restart, rseq_update_cpu_node_id, clear_rseq_cs).
+#include "sim/machine.h"
+
+#include <bit>
+#include <utility>
+
+#include "sim/diag.h"
+#include "sim/fiber_pool.h"
+#include "sim/thread_api.h"
+
+namespace rseqmc {
+
+namespace {
+// x86-64 TASK_SIZE_MAX with 4-level page tables: user addresses are below it.
+constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
+// The code address reported for a native (C++) thread's own code.
+constexpr uint64_t kNativeIp = 0x00007f0000000000ull;
+constexpr int64_t kEinval = -22, kEbusy = -16, kEperm = -1, kEsrch = -3;
+}  // namespace
+
+Machine::Machine(const Scenario& s, const RunOptions& options)
+    : s_(s),
+      opt_(options),
+      code_(s.program.code.data()),
+      code_size_(static_cast<uint32_t>(s.program.code.size())),
+      num_cpus_(static_cast<int>(s.num_cpus)) {
+  const Program& p = s.program;
+  // Data image: symbols, then descriptors (32-byte aligned), then rseq areas.
+  uint64_t end = kDataBase;
+  for (const Symbol& sym : p.symbols) end = std::max(end, sym.address + (sym.size_bytes + 63) / 64 * 64);
+  desc_base_ = (end + 31) / 32 * 32;
+  area_base_ = desc_base_ + kRseqCsBytes * p.descriptors.size();
+  mem_size_ = area_base_ - kDataBase + kRseqAreaBytes * s.threads.size();
+  init_mem_.assign(mem_size_, 0);
+  mem_ = init_mem_.data();
+  for (const Symbol& sym : p.symbols) {
+    const uint32_t blocks = sym.per_cpu ? s.num_cpus : 1;
+    for (uint32_t c = 0; c < blocks; ++c) {
+      for (uint32_t i = 0; i < sym.count; ++i) {
+        int64_t v = sym.init.empty() ? 0 : (i < sym.init.size() ? sym.init[i] : sym.init.back());
+        Store(sym.address + c * sym.stride + i * static_cast<uint64_t>(sym.width), static_cast<uint64_t>(v),
+              static_cast<int>(sym.width));
+      }
+    }
+  }
+  for (size_t d = 0; d < p.descriptors.size(); ++d) {
+    const CsDescriptor& cs = p.descriptors[d];
+    uint64_t a = DescriptorAddress(static_cast<uint32_t>(d));
+    Store(a + 0, cs.version, 4);
+    Store(a + 4, cs.flags, 4);
+    Store(a + 8, CodeAddress(cs.start), 8);
+    Store(a + 16, (static_cast<uint64_t>(cs.post_commit) - cs.start) * kInstrBytes, 8);
+    Store(a + 24, CodeAddress(cs.abort), 8);
+  }
+  cpu_mask_ = num_cpus_ >= 64 ? ~0ull : ((1ull << num_cpus_) - 1);
+  signal_handler_.assign(kMaxSignal + 1, 0);
+  signal_nodefer_.assign(kMaxSignal + 1, 0);
+  for (const SignalSpec& sg : s.signals) {
+    if (sg.signo < 1 || sg.signo > kMaxSignal) continue;
+    signal_handler_[sg.signo] = sg.handler < 0 ? ~0u : static_cast<uint32_t>(sg.handler) + 1;
+    signal_nodefer_[sg.signo] = sg.nodefer;
+  }
+  // Initial threads: registered ones have their area filled as glibc's
+  // registration leaves it (IDs of the initial CPU, rule 3); unregistered ones
+  // read cpu_id == -1 (RSEQ_CPU_ID_UNINITIALIZED).
+  init_threads_.resize(s.threads.size());
+  for (size_t t = 0; t < s.threads.size(); ++t) {
+    const ThreadSpec& ts = s.threads[t];
+    SimThread& th = init_threads_[t];
+    th.id = static_cast<int>(t);
+    th.cpu = static_cast<int>(ts.cpu);
+    th.affinity = ts.affinity & cpu_mask_;
+    th.native = static_cast<bool>(ts.native);
+    Context& c = th.ctx[0];
+    c.pc = th.native ? kNativePc : p.functions[ts.entry].first;
+    for (auto [reg, v] : ts.args) c.r[reg] = v;
+    uint64_t area = AreaAddress(static_cast<int>(t));
+    if (ts.rseq_registered) {
+      th.rseq_area = area;
+      th.rseq_len = kRseqAreaBytes;
+      th.rseq_sig = kRseqSig;
+      Store(area + kRseqOffCpuIdStart, th.cpu, 4);
+      Store(area + kRseqOffCpuId, th.cpu, 4);
+      Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
+    } else {
+      Store(area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
+    }
+  }
+  cpus_.resize(num_cpus_);
+  fiber_active_.assign(s.threads.size(), 0);
+}
+
+Machine::~Machine() = default;
+
+uint32_t Machine::NodeOf(int cpu) const {
+  return static_cast<uint32_t>(static_cast<uint64_t>(cpu) * s_.num_nodes / s_.num_cpus);
+}
+
+uint64_t Machine::Peek(uint64_t address, int bytes) const {
+  if (mem_ == nullptr || !MemOk(address, bytes)) return 0;
+  return Load(address, bytes);
+}
+
+void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
+  sched_ = scheduler;
+  out_ = out;
+  record_ = opt_.record_trace;
+  out->memory.assign(init_mem_.begin(), init_mem_.end());
+  mem_ = out->memory.data();
+  threads_ = init_threads_;
+  for (SimCpu& c : cpus_) {
+    c.running = -1;
+    c.queue.clear();
+  }
+  cid_used_ = 0;
+  first_thread_ = -1;
+  for (SimThread& th : threads_) {
+    SimCpu& c = cpus_[th.cpu];
+    if (c.running < 0) {
+      c.running = th.id;
+      AssignMmCid(th.id);
+      if (th.rseq_area) Store(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
+    } else {
+      c.queue.push_back(static_cast<int8_t>(th.id));
+      th.notify_resume = true;  // IDs are refreshed when it first switches in
+    }
+  }
+  last_cpu_ = 0;
+  for (int c = 0; c < num_cpus_; ++c) {
+    if (cpus_[c].running >= 0) {
+      last_cpu_ = c;
+      first_thread_ = cpus_[c].running;
+      break;
+    }
+  }
+  live_threads_ = static_cast<int>(threads_.size());
+  steps_ = 0;
+  boundary_ = 0;
+  total_events_ = 0;
+  for (uint32_t& e : events_) e = 0;
+  finished_ = false;
+  out->verdict = Verdict::kPass;
+  out->message.clear();
+  out->trace.clear();
+  out->schedule.entries.clear();
+  out->schedule.kernel = opt_.kernel.model;
+  out->threads.assign(threads_.size(), ThreadOutcome{});
+  out->properties.clear();
+  out->extra_strings.clear();
+  std::fill(fiber_active_.begin(), fiber_active_.end(), 0);
+  if (live_threads_ == 0) Finish();
+}
+
+bool Machine::IsValid(const Decision& d) const {
+  if (d.cpu < 0 || d.cpu >= num_cpus_) return false;
+  const int t = cpus_[d.cpu].running;
+  if (t < 0) return false;
+  switch (d.kind) {
+    case DecisionKind::kStep:
+      return true;
+    case DecisionKind::kPreempt: {
+      if (d.arg == -1) return true;
+      for (int8_t q : cpus_[d.cpu].queue) {
+        if (q == d.arg) return true;
+      }
+      return false;
+    }
+    case DecisionKind::kMigrate:
+      return d.arg >= 0 && d.arg < num_cpus_ && d.arg != d.cpu && ((threads_[t].affinity >> d.arg) & 1);
+    case DecisionKind::kSignal:
+      return d.arg >= 1 && d.arg <= kMaxSignal && d.arg != 9 && d.arg != 19;
+    case DecisionKind::kIpi:
+      return true;
+  }
+  return false;
+}
+
+void Machine::Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a, int64_t b, std::string detail) {
+  TraceEntry e;
+  e.step = steps_;
+  e.kind = k;
+  e.cpu = static_cast<int8_t>(cpu);
+  e.thread = static_cast<int8_t>(t);
+  e.depth = t >= 0 ? static_cast<uint8_t>(threads_[t].depth) : 0;
+  e.pc = pc;
+  e.a = a;
+  e.b = b;
+  e.detail = std::move(detail);
+  out_->trace.push_back(std::move(e));
+}
+
+// ---------------------------------------------------------------------------
+// Scheduling: boundaries, switches, events.
+
+bool Machine::Boundary(int self) {
+  if (finished_) return false;
+  if (steps_ >= opt_.max_steps) {
+    out_->verdict = Verdict::kStepLimit;
+    out_->message = "execution exceeded " + std::to_string(opt_.max_steps) +
+                    " steps (a thread may be spinning or retrying forever; raise --max-steps if not)";
+    EndExecution();
+    return false;
+  }
+  int cpu;
+  for (;;) {
+    const Decision d = sched_->Choose(ChoiceView(*this));
+    const uint64_t b = boundary_++;
+    if (d.kind == DecisionKind::kStep && d.cpu == last_cpu_) {
+      cpu = last_cpu_;
+      break;
+    }
+    if (!IsValid(d)) {
+      throw InputError("<schedule>", {}, "decision '" + ToString(d) + "' at boundary " + std::to_string(b) +
+                                             " (step " + std::to_string(steps_) +
+                                             ") is not possible in this state",
+                       "", "the schedule was made for another scenario, other -D values or another kernel model");
+    }
+    out_->schedule.entries.push_back({b, d});
+    if (d.kind == DecisionKind::kStep) {
+      cpu = d.cpu;
+      break;
+    }
+    ++events_[static_cast<int>(d.kind)];
+    ++total_events_;
+    ApplyEvent(d);
+    if (finished_) {
+      EndExecution();
+      return false;
+    }
+  }
+  last_cpu_ = cpu;
+  const int t = cpus_[cpu].running;
+  SimThread& th = threads_[t];
+  if (th.notify_resume || (th.pending & ~th.blocked)) {
+    ReturnToUser(t);
+    if (finished_) {
+      EndExecution();
+      return false;
+    }
+  }
+  if (t != self) {
+    fibers_->SwitchTo(t);
+    // Resumed: either chosen to run (state already prepared) or the execution
+    // ended and we are being unwound.
+    if (finished_) return false;
+  }
+  return true;
+}
+
+void Machine::EndExecution() {
+  finished_ = true;
+}
+
+void Machine::Enqueue(int cpu, int t) {
+  SimCpu& c = cpus_[cpu];
+  threads_[t].cpu = cpu;
+  if (c.running < 0) {
+    SwitchIn(cpu, t, -1);
+  } else {
+    c.queue.push_back(static_cast<int8_t>(t));
+  }
+}
+
+void Machine::AssignMmCid(int t) {
+  // mm_cid: lowest id not held by another running thread of the mm (the 6.3
+  // bitmap allocator at context switch; rule 23). Released at switch-out.
+  SimThread& th = threads_[t];
+  const uint64_t free = ~cid_used_;
+  th.mm_cid = std::countr_zero(free);
+  cid_used_ |= 1ull << th.mm_cid;
+}
+
+void Machine::SwitchIn(int cpu, int t, int prev) {
+  SimCpu& c = cpus_[cpu];
+  c.running = t;
+  SimThread& th = threads_[t];
+  th.cpu = cpu;
+  AssignMmCid(t);
+  if (record_) Record(TraceKind::kSwitchIn, cpu, t, th.cur().pc, prev);
+}
+
+void Machine::PickNext(int cpu, int next) {
+  SimCpu& c = cpus_[cpu];
+  c.running = -1;
+  if (!c.queue.empty()) {
+    int n = c.queue.front();
+    size_t pos = 0;
+    if (next >= 0) {
+      for (pos = 0; pos < c.queue.size() && c.queue[pos] != next; ++pos) {
+      }
+      n = next;
+    }
+    c.queue.erase(c.queue.begin() + static_cast<std::ptrdiff_t>(pos));
+    SwitchIn(cpu, n, -1);
+  }
+  if (cpus_[last_cpu_].running < 0) {
+    for (int i = 1; i <= num_cpus_; ++i) {
+      int cand = (last_cpu_ + i) % num_cpus_;
+      if (cpus_[cand].running >= 0) {
+        last_cpu_ = cand;
+        break;
+      }
+    }
+  }
+}
+
+// Context switch away from the thread running on `cpu` (rule 8: rseq_preempt()
+// in prepare_task_switch(): PREEMPT event + TIF_NOTIFY_RESUME). The thread goes
+// to the tail of the run queue; `next` (or the queue head) runs. With an empty
+// queue the CPU runs another process (idle) and then the same thread again:
+// prev != next, so it is still a switch (rule 10 excludes only a schedule()
+// that re-picks the same task without switching).
+void Machine::SwitchOut(int cpu, int next, TraceKind why) {
+  SimCpu& c = cpus_[cpu];
+  const int t = c.running;
+  SimThread& th = threads_[t];
+  th.event_mask |= kEventPreempt;
+  th.notify_resume = true;
+  cid_used_ &= ~(1ull << th.mm_cid);
+  if (record_) Record(why, cpu, t, th.cur().pc, next);
+  c.queue.push_back(static_cast<int8_t>(t));
+  PickNext(cpu, next);
+}
+
+void Machine::ApplyEvent(const Decision& d) {
+  const int cpu = d.cpu;
+  const int t = cpus_[cpu].running;
+  SimThread& th = threads_[t];
+  switch (d.kind) {
+    case DecisionKind::kPreempt:
+      SwitchOut(cpu, d.arg, TraceKind::kPreempt);
+      break;
+    case DecisionKind::kMigrate: {
+      // Rule 11: migration = switch out, set_task_cpu (MIGRATE event), switch in
+      // on the destination (now, if it is idle; else at the tail of its queue).
+      th.event_mask |= kEventPreempt | kEventMigrate;
+      th.notify_resume = true;
+      cid_used_ &= ~(1ull << th.mm_cid);
+      if (record_) Record(TraceKind::kMigrate, cpu, t, th.cur().pc, d.arg);
+      PickNext(cpu, -1);
+      Enqueue(d.arg, t);
+      if (cpus_[last_cpu_].running < 0) last_cpu_ = d.arg;
+      break;
+    }
+    case DecisionKind::kSignal:
+      if (record_) Record(TraceKind::kSignal, cpu, t, th.cur().pc, d.arg);
+      RaiseSignal(t, d.arg);
+      break;
+    case DecisionKind::kIpi:
+      // Rule 24: membarrier's ipi_rseq() runs rseq_preempt(current) on the CPU.
+      if (record_) Record(TraceKind::kIpi, cpu, t, th.cur().pc);
+      th.event_mask |= kEventPreempt;
+      th.notify_resume = true;
+      break;
+    case DecisionKind::kStep:
+      break;
+  }
+}
+
+void Machine::RaiseSignal(int t, int signo) {
+  // Ignored signals are discarded when generated and are no rseq event (rule 10).
+  if (signal_handler_[signo] == ~0u) return;
+  threads_[t].pending |= 1u << signo;
+}
+
+// Exit-to-user work (rule 12): signal delivery first (each frame set-up runs
+// the rseq fixup before the frame is written), then the notify-resume rseq step.
+void Machine::ReturnToUser(int t) {
+  SimThread& th = threads_[t];
+  while (uint32_t deliverable = th.pending & ~th.blocked) {
+    if (th.depth >= kMaxSignalDepth) break;  // stays pending until a handler returns
+    const int signo = std::countr_zero(deliverable);
+    th.pending &= ~(1u << signo);
+    if (!DeliverSignal(t, signo)) return;
+  }
+  if (th.notify_resume) {
+    th.notify_resume = false;
+    RseqNotifyResume(t, false);
+  }
+}
+
+bool Machine::DeliverSignal(int t, int signo) {
+  SimThread& th = threads_[t];
+  const uint32_t h = signal_handler_[signo];
+  if (h == 0) {
+    Kill(signo, SignalName(signo) + " delivered to " + s_.threads[t].name + " (default action: terminate)", t);
+    return false;
+  }
+  // rseq_signal_deliver(): SIGNAL event, then the fixup runs synchronously
+  // before the frame is built, so the frame saves abort_ip (rules 8, 12, 25).
+  th.event_mask |= kEventSignal;
+  if (!RseqNotifyResume(t, true)) return false;
+  const Context& interrupted = th.cur();
+  Context& hc = th.ctx[th.depth + 1];
+  hc.r.fill(0);
+  hc.r[1] = signo;
+  hc.pc = s_.program.functions[h - 1].first;
+  hc.call_depth = 0;
+  hc.signo = signo;
+  hc.saved_blocked = th.blocked;
+  if (!signal_nodefer_[signo]) th.blocked |= 1u << signo;
+  ++th.depth;
+  if (record_) Record(TraceKind::kSignalFrame, th.cpu, t, hc.pc, signo, interrupted.pc);
+  return true;
+}
+
+void Machine::UpdateIds(int t) {
+  // rseq_update_cpu_node_id(): written on every evaluation (rule 13). node_id
+  // and mm_cid exist since 6.3; the 4.18 model writes only the CPU fields.
+  SimThread& th = threads_[t];
+  const uint64_t a = th.rseq_area;
+  Store(a + kRseqOffCpuIdStart, static_cast<uint32_t>(th.cpu), 4);
+  Store(a + kRseqOffCpuId, static_cast<uint32_t>(th.cpu), 4);
+  if (opt_.kernel.model != KernelModel::kLegacy418) {
+    Store(a + kRseqOffNodeId, NodeOf(th.cpu), 4);
+    Store(a + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
+  }
+  if (record_) Record(TraceKind::kIdUpdate, th.cpu, t, th.cur().pc, th.cpu, th.mm_cid);
+}
+
+uint32_t Machine::CodeWord(uint64_t ip) const {
+  if (ip >= kCodeBase && ip < CodeAddress(code_size_) && (ip - kCodeBase) % kInstrBytes == 0) {
+    const Instr& in = code_[(ip - kCodeBase) / kInstrBytes];
+    return in.op == Op::kSig ? static_cast<uint32_t>(in.imm) : 0u;
+  }
+  return static_cast<uint32_t>(Load(ip, 4));
+}
+
+// __rseq_handle_notify_resume() -> rseq_ip_fixup() -> rseq_update_cpu_node_id().
+bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
+  SimThread& th = threads_[t];
+  if (th.rseq_area == 0) return true;
+  const uint64_t area = th.rseq_area;
+  Context& c = th.cur();
+  const uint64_t ip = c.pc == kNativePc ? kNativeIp : CodeAddress(c.pc);
+  const uint64_t ptr = Load(area + kRseqOffRseqCs, 8);
+  const char* segv = nullptr;
+  std::string why;
+  if (ptr != 0) {
+    // rseq_get_rseq_cs(): validated on every evaluation, even with ip outside
+    // the section (rule 15).
+    if (ptr >= kTaskSize) {
+      segv = "rseq_cs pointer above TASK_SIZE";
+    } else if (!MemOk(ptr, kRseqCsBytes)) {
+      segv = "rseq_cs points to unreadable memory (EFAULT)";
+    } else {
+      const uint32_t version = static_cast<uint32_t>(Load(ptr + 0, 4));
+      const uint32_t cs_flags = static_cast<uint32_t>(Load(ptr + 4, 4));
+      const uint64_t start_ip = Load(ptr + 8, 8);
+      const uint64_t post_commit_offset = Load(ptr + 16, 8);
+      const uint64_t abort_ip = Load(ptr + 24, 8);
+      if (start_ip >= kTaskSize || start_ip + post_commit_offset >= kTaskSize || abort_ip >= kTaskSize ||
+          version > 0) {
+        segv = version > 0 ? "rseq_cs version is not 0" : "rseq_cs address above TASK_SIZE";
+      } else if (start_ip + post_commit_offset < start_ip) {
+        segv = "rseq_cs start_ip + post_commit_offset overflows";
+      } else if (abort_ip - start_ip < post_commit_offset) {
+        segv = "abort_ip lies inside the critical section";
+      } else {
+        const uint64_t sig_ip = abort_ip - 4;
+        const bool readable = (sig_ip >= kCodeBase && sig_ip < CodeAddress(code_size_)) || MemOk(sig_ip, 4);
+        if (!readable) {
+          segv = "signature word before abort_ip is unreadable (EFAULT)";
+        } else if (CodeWord(sig_ip) != th.rseq_sig) {
+          why = "Possible attack attempt. Unexpected rseq signature 0x" + [&] {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%x, expecting 0x%x", CodeWord(sig_ip), th.rseq_sig);
+            return std::string(buf);
+          }();
+          segv = "bad signature";
+        } else if (ip - start_ip < post_commit_offset) {
+          // In the section (rule 5: unsigned half-open test, in_rseq_cs()).
+          // rseq_need_restart() (rules 6, 18).
+          const uint32_t flags = cs_flags | static_cast<uint32_t>(Load(area + kRseqOffFlags, 4));
+          bool restart;
+          if (HonoursNoRestartFlags(opt_.kernel.model)) {
+            constexpr uint32_t kPm = kRseqCsFlagNoRestartOnPreempt | kRseqCsFlagNoRestartOnMigrate;
+            if ((flags & kRseqCsFlagNoRestartOnSignal) && (flags & kPm) != kPm) {
+              segv = "NO_RESTART_ON_SIGNAL without NO_RESTART_ON_PREEMPT|MIGRATE (EINVAL)";
+            }
+            restart = (th.event_mask & ~flags) != 0;
+          } else {
+            if (flags != 0) segv = "deprecated/unknown rseq flags inside a critical section (6.0+)";
+            restart = th.event_mask != 0;
+          }
+          if (segv == nullptr) {
+            th.event_mask = 0;
+            if (restart) {
+              // Abort (rule 6): rseq_cs := 0, ip := abort_ip; nothing else changes.
+              Store(area + kRseqOffRseqCs, 0, 8);
+              const uint32_t to = static_cast<uint32_t>((abort_ip - kCodeBase) / kInstrBytes);
+              if (record_) {
+                const int d = (ptr - desc_base_) % kRseqCsBytes == 0 && ptr >= desc_base_ && ptr < area_base_
+                                  ? static_cast<int>((ptr - desc_base_) / kRseqCsBytes)
+                                  : -1;
+                Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
+              }
+              c.pc = to;
+              ++out_->threads[t].aborts;
+            }
+          }
+        } else {
+          // Outside: lazy clear (rule 7, clear_rseq_cs()).
+          Store(area + kRseqOffRseqCs, 0, 8);
+          if (record_) Record(TraceKind::kLazyClear, th.cpu, t, c.pc, 0, -1);
+        }
+      }
+    }
+  }
+  if (segv != nullptr) {
+    std::string reason = std::string("rseq: ") + segv;
+    if (!why.empty()) reason += " (" + why + ")";
+    reason += signal_delivery ? " while delivering a signal" : "";
+    Kill(kSigSegv, reason, t);
+    return false;
+  }
+  UpdateIds(t);
+  return true;
+}
+
+void Machine::Kill(int signo, const std::string& reason, int t) {
+  if (finished_) return;
+  out_->verdict = signo == kSigSegv ? Verdict::kSigsegv : Verdict::kKilled;
+  out_->message = reason;
+  if (record_) Record(TraceKind::kKill, t >= 0 ? threads_[t].cpu : -1, t, t >= 0 ? threads_[t].cur().pc : 0, signo, 0,
+                      reason);
+  finished_ = true;
+}
+
+void Machine::FailAssert(int t, uint32_t pc, const std::string& msg) {
+  if (finished_) return;
+  out_->verdict = Verdict::kAssertFailed;
+  out_->message = "assert failed in " + s_.threads[t].name + " at " +
+                  (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc));
+  if (pc != kNativePc && code_[pc].loc.line != 0) out_->message += " (line " + std::to_string(code_[pc].loc.line) + ")";
+  if (!msg.empty()) out_->message += ": " + msg;
+  if (record_) Record(TraceKind::kAssertFail, threads_[t].cpu, t, pc, 0, 0, msg);
+  finished_ = true;
+}
+
+void Machine::ExitThread(int t, int64_t v) {
+  SimThread& th = threads_[t];
+  th.state = ThreadState::kExited;
+  ThreadOutcome& o = out_->threads[t];
+  o.exited = true;
+  o.ret = v;
+  o.final_cpu = static_cast<uint32_t>(th.cpu);
+  if (record_) Record(TraceKind::kExit, th.cpu, t, th.cur().pc, v);
+  cid_used_ &= ~(1ull << th.mm_cid);
+  PickNext(th.cpu, -1);
+  if (--live_threads_ == 0) finished_ = true;
+}
+
+// After every execution: property verdicts and the determinism hash.
+void Machine::Finish() {
+  finished_ = true;
+  ExecutionResult& r = *out_;
+  r.steps = steps_;
+  for (int k = 0; k < kNumDecisionKinds; ++k) r.events[k] = events_[k];
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    if (!r.threads[t].exited) r.threads[t].final_cpu = static_cast<uint32_t>(threads_[t].cpu);
+  }
+  if (r.verdict == Verdict::kPass) {
+    r.properties.reserve(s_.properties.size());
+    for (const Property& p : s_.properties) {
+      PropertyOutcome po = EvaluateProperty(s_, p.expr, r);
+      if (!po.holds && r.verdict == Verdict::kPass) {
+        r.verdict = Verdict::kPropertyFailed;
+        r.message = "property failed: " + p.text + (po.error.empty() ? "" : " (" + po.error + ")");
+      }
+      r.properties.push_back(std::move(po));
+    }
+  }
+  // FNV-1a over decisions, final memory and thread outcomes.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  };
+  for (const ScheduleEntry& e : r.schedule.entries) {
+    mix(e.boundary);
+    mix(static_cast<uint64_t>(e.decision.kind) | static_cast<uint64_t>(static_cast<uint8_t>(e.decision.cpu)) << 8 |
+        static_cast<uint64_t>(static_cast<uint16_t>(e.decision.arg)) << 16);
+  }
+  for (uint8_t b : r.memory) {
+    h ^= b;
+    h *= 1099511628211ull;
+  }
+  for (const ThreadOutcome& o : r.threads) {
+    mix(static_cast<uint64_t>(o.ret));
+    mix(o.aborts);
+    mix(o.exited);
+  }
+  mix(steps_);
+  mix(static_cast<uint64_t>(r.verdict));
+  r.trace_hash = h;
+}
+
+// ---------------------------------------------------------------------------
+// Interpreter.
+
+void Machine::ThreadMain(int t) {
+  fiber_active_[t] = 1;
+  SimThread& th = threads_[t];
+  Stop stop = Stop::kEnded;
+  try {
+    if (th.native) {
+      ThreadApi api(*this, t);
+      try {
+        const int64_t v = s_.threads[t].native(api);
+        if (!finished_) {
+          ExitThread(t, v);
+          stop = finished_ ? Stop::kEnded : Stop::kExited;
+        }
+      } catch (const ThreadApi::Unwind&) {
+        stop = Stop::kEnded;
+      }
+    } else {
+      stop = Interpret(t, false);
+    }
+  } catch (const std::exception&) {
+    // Cannot propagate across fibers: park it for Simulator::RunInto.
+    error_ = std::current_exception();
+    finished_ = true;
+    stop = Stop::kEnded;
+  }
+  fiber_active_[t] = 0;
+  // Hand the CPU to whoever runs next: another thread, or main when the
+  // execution is over.
+  if (stop == Stop::kExited && !finished_) {
+    if (Boundary(-1)) return;  // unreachable: Boundary(-1) always switches away
+  }
+  fibers_->SwitchTo(FiberPool::kMain);
+}
+
+bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
+  Kill(kSigSegv,
+       "invalid memory access at " + std::string(buf) + " by " + s_.threads[t].name + " at " +
+           (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc)),
+       t);
+  return false;
+}
+
+namespace {
+inline bool Compare(CmpKind k, int64_t a, int64_t b) {
+  const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (k) {
+    case CmpKind::kEq: return a == b;
+    case CmpKind::kNe: return a != b;
+    case CmpKind::kLt: return a < b;
+    case CmpKind::kLe: return a <= b;
+    case CmpKind::kGt: return a > b;
+    case CmpKind::kGe: return a >= b;
+    case CmpKind::kLtu: return ua < ub;
+    case CmpKind::kLeu: return ua <= ub;
+    case CmpKind::kGtu: return ua > ub;
+    case CmpKind::kGeu: return ua >= ub;
+  }
+  return false;
+}
+}  // namespace
+
+Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
+  SimThread& th = threads_[t];
+  for (;;) {
+    if (!skip_boundary && !Boundary(t)) return Stop::kEnded;
+    skip_boundary = false;
+    Context& c = th.cur();
+    const uint32_t pc = c.pc;
+    if (pc == kNativePc) return Stop::kNative;
+    if (pc >= code_size_) {
+      Kill(kSigSegv, s_.threads[t].name + " ran past the end of the code", t);
+      return Stop::kEnded;
+    }
+    const Instr& in = code_[pc];
+    ++steps_;
+    auto& r = c.r;
+    const int64_t b = in.use_imm ? in.imm : r[in.rt];
+    uint32_t next = pc + 1;
+    uint64_t wrote_addr = 0;
+    int64_t wrote_val = 0;
+    switch (in.op) {
+      case Op::kLi: r[in.rd] = in.imm; break;
+      case Op::kMov: r[in.rd] = r[in.rs]; break;
+      case Op::kAdd: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) + static_cast<uint64_t>(b)); break;
+      case Op::kSub: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) - static_cast<uint64_t>(b)); break;
+      case Op::kAnd: r[in.rd] = r[in.rs] & b; break;
+      case Op::kOr: r[in.rd] = r[in.rs] | b; break;
+      case Op::kXor: r[in.rd] = r[in.rs] ^ b; break;
+      case Op::kShl: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) << (b & 63)); break;
+      case Op::kShr: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) >> (b & 63)); break;
+      case Op::kMul: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) * static_cast<uint64_t>(b)); break;
+      case Op::kLa: r[in.rd] = static_cast<int64_t>(s_.program.symbols[in.target].address + in.imm); break;
+      case Op::kLd:
+      case Op::kLd32:
+      case Op::kSt:
+      case Op::kSt32:
+      case Op::kCas:
+      case Op::kXadd:
+      case Op::kXchg: {
+        uint64_t addr = static_cast<uint64_t>(r[in.rs]) + static_cast<uint64_t>(in.imm);
+        if (in.has_index) addr += static_cast<uint64_t>(r[in.ru]) * in.scale;
+        const int bytes = (in.op == Op::kLd32 || in.op == Op::kSt32) ? 4 : 8;
+        if (!MemOk(addr, bytes)) {
+          SegvAccess(t, pc, addr);
+          return Stop::kEnded;
+        }
+        switch (in.op) {
+          case Op::kLd:
+          case Op::kLd32: r[in.rd] = static_cast<int64_t>(Load(addr, bytes)); break;
+          case Op::kSt:
+          case Op::kSt32:
+            Store(addr, static_cast<uint64_t>(r[in.rt]), bytes);
+            wrote_addr = addr;
+            wrote_val = bytes == 4 ? static_cast<int64_t>(static_cast<uint32_t>(r[in.rt])) : r[in.rt];
+            break;
+          case Op::kCas: {
+            const uint64_t old = Load(addr, 8);
+            if (old == static_cast<uint64_t>(r[in.rt])) {
+              Store(addr, static_cast<uint64_t>(r[in.ru]), 8);
+              wrote_addr = addr;
+              wrote_val = r[in.ru];
+            }
+            r[in.rd] = static_cast<int64_t>(old);
+            break;
+          }
+          case Op::kXadd: {
+            const uint64_t old = Load(addr, 8);
+            wrote_val = static_cast<int64_t>(old + static_cast<uint64_t>(r[in.rt]));
+            Store(addr, static_cast<uint64_t>(wrote_val), 8);
+            wrote_addr = addr;
+            r[in.rd] = static_cast<int64_t>(old);
+            break;
+          }
+          default: {  // kXchg
+            const uint64_t old = Load(addr, 8);
+            Store(addr, static_cast<uint64_t>(r[in.rt]), 8);
+            wrote_addr = addr;
+            wrote_val = r[in.rt];
+            r[in.rd] = static_cast<int64_t>(old);
+            break;
+          }
+        }
+        break;
+      }
+      case Op::kBeq: if (r[in.rs] == b) next = in.target; break;
+      case Op::kBne: if (r[in.rs] != b) next = in.target; break;
+      case Op::kBlt: if (r[in.rs] < b) next = in.target; break;
+      case Op::kBge: if (r[in.rs] >= b) next = in.target; break;
+      case Op::kBltu: if (static_cast<uint64_t>(r[in.rs]) < static_cast<uint64_t>(b)) next = in.target; break;
+      case Op::kBgeu: if (static_cast<uint64_t>(r[in.rs]) >= static_cast<uint64_t>(b)) next = in.target; break;
+      case Op::kJmp: next = in.target; break;
+      case Op::kCall:
+        if (c.call_depth >= kMaxCallDepth) {
+          Kill(kSigSegv, "call stack overflow (depth " + std::to_string(kMaxCallDepth) + ") in " + s_.threads[t].name, t);
+          return Stop::kEnded;
+        }
+        c.ret_stack[c.call_depth++] = pc + 1;
+        next = s_.program.functions[in.target].first;
+        break;
+      case Op::kRet:
+        if (c.call_depth > 0) {
+          next = c.ret_stack[--c.call_depth];
+          break;
+        }
+        if (record_) Record(TraceKind::kStep, th.cpu, t, pc);
+        if (th.depth > 0) {
+          // sigreturn: restore the interrupted context (whose ip the frame
+          // set-up may have moved to abort_ip) and the blocked mask; then the
+          // syscall's own exit-to-user work (pending signals).
+          th.blocked = c.saved_blocked;
+          --th.depth;
+          if (record_) Record(TraceKind::kSigreturn, th.cpu, t, th.cur().pc, 0, th.cur().pc);
+          if (th.pending & ~th.blocked) {
+            ReturnToUser(t);
+            if (finished_) return Stop::kEnded;
+          }
+          continue;
+        }
+        ExitThread(t, r[0]);
+        return finished_ ? Stop::kEnded : Stop::kExited;
+      case Op::kRseqLoad: {
+        uint64_t v = 0;
+        if (th.rseq_area != 0) {
+          static constexpr uint64_t kOff[] = {kRseqOffCpuIdStart, kRseqOffCpuId, kRseqOffNodeId, kRseqOffMmCid,
+                                              kRseqOffFlags};
+          v = Load(th.rseq_area + kOff[in.aux], 4);
+        } else if (static_cast<RseqField>(in.aux) == RseqField::kCpuId) {
+          v = 0xffffffffu;  // RSEQ_CPU_ID_UNINITIALIZED as read from an unregistered area
+        }
+        r[in.rd] = static_cast<int64_t>(v);
+        break;
+      }
+      case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(th.rseq_area); break;
+      case Op::kRseqArm: {
+        // The single store of the descriptor address (§2.4 step [1]); to the
+        // registered area, or to our own area if unregistered (no effect then).
+        const uint64_t area = th.rseq_area ? th.rseq_area : AreaAddress(t);
+        wrote_addr = area + kRseqOffRseqCs;
+        wrote_val = static_cast<int64_t>(DescriptorAddress(in.target));
+        Store(wrote_addr, static_cast<uint64_t>(wrote_val), 8);
+        break;
+      }
+      case Op::kSig:
+      case Op::kFence:
+      case Op::kNop:
+        break;
+      case Op::kAssert:
+        if (!Compare(static_cast<CmpKind>(in.aux), r[in.rs], b)) {
+          c.pc = pc;
+          FailAssert(t, pc, in.target < s_.program.strings.size() ? s_.program.strings[in.target] : "");
+          return Stop::kEnded;
+        }
+        break;
+      case Op::kObserve:
+        out_->threads[t].observed.emplace_back(in.target, r[in.rs]);
+        if (record_) Record(TraceKind::kObserve, th.cpu, t, pc, in.target, r[in.rs]);
+        break;
+      default:  // kernel calls
+        c.pc = next;
+        if (record_) Record(TraceKind::kStep, th.cpu, t, pc);
+        if (!ExecSyscall(t, in)) return Stop::kEnded;
+        continue;
+    }
+    c.pc = next;
+    if (record_) Record(TraceKind::kStep, th.cpu, t, pc, static_cast<int64_t>(wrote_addr), wrote_val);
+  }
+}
+
+bool Machine::ExecSyscall(int t, const Instr& in) {
+  SimThread& th = threads_[t];
+  Context& c = th.cur();
+  int64_t ret = 0;
+  const int64_t arg = in.use_imm ? in.imm : c.r[in.rs];
+  switch (in.op) {
+    case Op::kSchedYield: {
+      // Rule 10: a yield that re-picks the same task is no switch and no event.
+      if (!cpus_[th.cpu].queue.empty()) SwitchOut(th.cpu, -1, TraceKind::kYield);
+      break;
+    }
+    case Op::kSchedSetaffinity: {
+      const uint64_t mask = static_cast<uint64_t>(arg) & cpu_mask_;
+      if (mask == 0) {
+        ret = kEinval;
+        break;
+      }
+      th.affinity = mask;
+      if (!((mask >> th.cpu) & 1)) {
+        // Migrated off by the stopper: switch + set_task_cpu (rule 11). The
+        // destination is the lowest allowed CPU (documented simplification of
+        // cpumask_any_and_distribute()).
+        const int from = th.cpu;
+        const int to = std::countr_zero(mask);
+        th.event_mask |= kEventPreempt | kEventMigrate;
+        th.notify_resume = true;
+        cid_used_ &= ~(1ull << th.mm_cid);
+        if (record_) Record(TraceKind::kMigrate, from, t, c.pc, to);
+        PickNext(from, -1);
+        Enqueue(to, t);
+        if (cpus_[last_cpu_].running < 0) last_cpu_ = to;
+      }
+      break;
+    }
+    case Op::kGetcpu:
+      ret = th.cpu;
+      break;
+    case Op::kTgkill: {
+      const int64_t target = in.use_imm ? in.imm : c.r[in.rs];
+      if (target < 0 || target >= num_threads() || threads_[target].state == ThreadState::kExited) {
+        ret = kEsrch;
+        break;
+      }
+      if (record_) Record(TraceKind::kSignal, threads_[target].cpu, static_cast<int>(target), threads_[target].cur().pc, in.aux);
+      RaiseSignal(static_cast<int>(target), in.aux);
+      break;
+    }
+    case Op::kMembarrierRseq: {
+      // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (rule 24): IPI every CPU (or the
+      // given one) running a thread of the process; the caller is skipped when
+      // targeting all CPUs, IPI'd when it names its own CPU.
+      const int64_t target_cpu = in.use_imm ? in.imm : c.r[in.rs];
+      if (target_cpu < -1 || target_cpu >= num_cpus_) {
+        ret = kEinval;
+        break;
+      }
+      for (int cpu = 0; cpu < num_cpus_; ++cpu) {
+        if (target_cpu >= 0 && cpu != target_cpu) continue;
+        const int victim = cpus_[cpu].running;
+        if (victim < 0 || (victim == t && target_cpu < 0)) continue;
+        if (record_) Record(TraceKind::kIpi, cpu, victim, threads_[victim].cur().pc);
+        threads_[victim].event_mask |= kEventPreempt;
+        threads_[victim].notify_resume = true;
+      }
+      break;
+    }
+    case Op::kRseqRegister: {
+      // Rule 1: one registration per thread (same args: EBUSY; other sig: EPERM).
+      const uint32_t sig = static_cast<uint32_t>(in.imm);
+      if (th.rseq_area != 0) {
+        ret = th.rseq_sig == sig ? kEbusy : kEperm;
+        break;
+      }
+      th.rseq_area = AreaAddress(t);
+      th.rseq_len = kRseqAreaBytes;
+      th.rseq_sig = sig;
+      // Rule 3: a stale rseq_cs is cleared (6.15 and the 5.10+ stable fix);
+      // IDs hold current values before the syscall returns.
+      if (opt_.kernel.model != KernelModel::kLegacy418) Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
+      th.notify_resume = true;
+      break;
+    }
+    case Op::kRseqUnregister: {
+      // Rule 4: must match (EINVAL / EPERM); resets the IDs.
+      const uint32_t sig = static_cast<uint32_t>(in.imm);
+      if (th.rseq_area == 0) {
+        ret = kEinval;
+        break;
+      }
+      if (th.rseq_sig != sig) {
+        ret = kEperm;
+        break;
+      }
+      Store(th.rseq_area + kRseqOffCpuIdStart, 0, 4);
+      Store(th.rseq_area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
+      Store(th.rseq_area + kRseqOffNodeId, 0, 4);
+      Store(th.rseq_area + kRseqOffMmCid, 0, 4);
+      th.rseq_area = 0;
+      th.rseq_len = 0;
+      th.rseq_sig = 0;
+      break;
+    }
+    default:
+      break;
+  }
+  th.cur().r[0] = ret;
+  // Syscall exit: exit-to-user work of the caller (signals sent to itself,
+  // the evaluation after a yield/migration/IPI of its own CPU).
+  const bool on_cpu = cpus_[th.cpu].running == t;
+  if (on_cpu && (th.notify_resume || (th.pending & ~th.blocked))) {
+    ReturnToUser(t);
+  }
+  return !finished_;
+}
+
+// ---------------------------------------------------------------------------
+// ChoiceView (declared in sim/scheduler.h).
+
+int ChoiceView::NumCpus() const { return m_.num_cpus(); }
+int ChoiceView::DefaultCpu() const { return m_.default_cpu(); }
+int ChoiceView::Running(int cpu) const { return m_.cpu(cpu).running; }
+bool ChoiceView::Runnable(int cpu) const { return m_.cpu(cpu).running >= 0; }
+int ChoiceView::Queued(int cpu) const { return static_cast<int>(m_.cpu(cpu).queue.size()); }
+uint64_t ChoiceView::Steps() const { return m_.steps(); }
+uint32_t ChoiceView::Events(DecisionKind k) const { return m_.events(k); }
+uint32_t ChoiceView::TotalEvents() const { return m_.total_events(); }
+bool ChoiceView::IsValid(const Decision& d) const { return m_.IsValid(d); }
+
+bool Machine::InCriticalSection(int t) const {
+  const SimThread& th = threads_[t];
+  if (th.rseq_area == 0 || mem_ == nullptr) return false;
+  const uint64_t ptr = Load(th.rseq_area + kRseqOffRseqCs, 8);
+  if (ptr == 0 || !MemOk(ptr, kRseqCsBytes)) return false;
+  const uint32_t pc = th.cur().pc;
+  if (pc == kNativePc) return false;
+  const uint64_t ip = CodeAddress(pc);
+  return ip - Load(ptr + 8, 8) < Load(ptr + 16, 8);
+}
+
+}  // namespace rseqmc

@@ -1,0 +1,339 @@
+#include "sim/schedule.h"
+
+#include <array>
+#include <bit>
+#include <cstdio>
+
+#include "sim/diag.h"
+#include "sim/machine.h"
+#include "sim/scenario.h"
+
+namespace rseqmc {
+
+const char* DecisionKindName(DecisionKind k) {
+  switch (k) {
+    case DecisionKind::kStep: return "step";
+    case DecisionKind::kPreempt: return "preempt";
+    case DecisionKind::kMigrate: return "migrate";
+    case DecisionKind::kSignal: return "signal";
+    case DecisionKind::kIpi: return "ipi";
+  }
+  return "?";
+}
+
+std::string ToString(const Decision& d) {
+  const std::string cpu = "cpu" + std::to_string(d.cpu);
+  switch (d.kind) {
+    case DecisionKind::kStep: return "step " + cpu;
+    case DecisionKind::kPreempt:
+      return "preempt " + cpu + (d.arg >= 0 ? " -> t" + std::to_string(d.arg) : std::string());
+    case DecisionKind::kMigrate: return "migrate " + cpu + " -> cpu" + std::to_string(d.arg);
+    case DecisionKind::kSignal: return "signal " + SignalName(d.arg) + " -> " + cpu;
+    case DecisionKind::kIpi: return "ipi " + cpu;
+  }
+  return "?";
+}
+
+uint32_t Schedule::NumEvents() const {
+  uint32_t n = 0;
+  for (const ScheduleEntry& e : entries) n += e.decision.IsEvent();
+  return n;
+}
+
+namespace {
+
+class Fnv32 {
+ public:
+  void Add(uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h_ ^= static_cast<uint8_t>(v >> (8 * i));
+      h_ *= 16777619u;
+    }
+  }
+  void Add(const std::string& s) {
+    Add(s.size());
+    for (char c : s) {
+      h_ ^= static_cast<uint8_t>(c);
+      h_ *= 16777619u;
+    }
+  }
+  uint32_t value() const { return h_; }
+
+ private:
+  uint32_t h_ = 2166136261u;
+};
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr const char* kTokenPrefix = "rsq1.";
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+std::string Base64Url(const std::string& bytes) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    acc = (acc << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kAlphabet[(acc >> bits) & 63]);
+    }
+  }
+  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 63]);
+  return out;
+}
+
+}  // namespace
+
+uint32_t ScenarioFingerprint(const Scenario& s) {
+  Fnv32 h;
+  h.Add(s.num_cpus);
+  h.Add(s.num_nodes);
+  const Program& p = s.program;
+  for (const Instr& in : p.code) {
+    h.Add(static_cast<uint64_t>(in.op) | uint64_t{in.rd} << 8 | uint64_t{in.rs} << 16 | uint64_t{in.rt} << 24 |
+          uint64_t{in.ru} << 32 | uint64_t{in.scale} << 40 | uint64_t{in.use_imm} << 48 |
+          uint64_t{in.has_index} << 49 | uint64_t{in.aux} << 56);
+    h.Add(static_cast<uint64_t>(in.imm));
+    h.Add(in.target);
+  }
+  for (const Function& f : p.functions) h.Add(uint64_t{f.first} << 32 | f.count);
+  for (const CsDescriptor& d : p.descriptors) {
+    h.Add(uint64_t{d.start} << 32 | d.post_commit);
+    h.Add(uint64_t{d.abort} << 32 | d.flags);
+    h.Add(d.version);
+  }
+  for (const Symbol& sym : p.symbols) {
+    h.Add(static_cast<uint64_t>(sym.width) | uint64_t{sym.count} << 8 | uint64_t{sym.per_cpu} << 40);
+    h.Add(sym.stride);
+    for (int64_t v : sym.init) h.Add(static_cast<uint64_t>(v));
+  }
+  for (const ThreadSpec& t : s.threads) {
+    h.Add(static_cast<uint64_t>(static_cast<uint32_t>(t.entry)) | uint64_t{t.cpu} << 32);
+    h.Add(t.affinity);
+    h.Add(uint64_t{t.rseq_registered} | uint64_t{static_cast<bool>(t.native)} << 1);
+    for (auto [r, v] : t.args) {
+      h.Add(r);
+      h.Add(static_cast<uint64_t>(v));
+    }
+  }
+  for (const SignalSpec& sg : s.signals) {
+    h.Add(static_cast<uint64_t>(sg.signo) | static_cast<uint64_t>(static_cast<uint32_t>(sg.handler)) << 8 |
+          uint64_t{sg.nodefer} << 40);
+  }
+  return h.value();
+}
+
+std::string EncodeSchedule(const Scenario& s, const Schedule& schedule) {
+  std::string bytes;
+  PutVarint(bytes, ScenarioFingerprint(s));
+  PutVarint(bytes, static_cast<uint64_t>(schedule.kernel));
+  PutVarint(bytes, schedule.entries.size());
+  uint64_t prev = 0;
+  for (const ScheduleEntry& e : schedule.entries) {
+    PutVarint(bytes, e.boundary - prev);
+    prev = e.boundary;
+    PutVarint(bytes, static_cast<uint64_t>(e.decision.kind) << 6 | static_cast<uint8_t>(e.decision.cpu));
+    PutVarint(bytes, static_cast<uint64_t>(static_cast<int64_t>(e.decision.arg) + 1));
+  }
+  return kTokenPrefix + Base64Url(bytes);
+}
+
+Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
+  auto fail = [&](size_t col, const std::string& msg, const std::string& hint = "") -> InputError {
+    return InputError("<token>", {1, static_cast<uint32_t>(col + 1)}, msg, token, hint);
+  };
+  const std::string prefix = kTokenPrefix;
+  if (token.compare(0, 3, "rsq") != 0 || token.size() < prefix.size()) {
+    throw fail(0, "not an rseqmc schedule token (tokens start with '" + prefix + "')",
+               "copy the token printed after 'schedule:' by rseqmc run/check");
+  }
+  if (token.compare(0, prefix.size(), prefix) != 0) {
+    throw fail(3, "schedule token version '" + token.substr(3, token.find('.') - 3) + "' is not supported",
+               "this rseqmc reads version 1 tokens ('" + prefix + "...')");
+  }
+  // base64url -> bytes
+  std::string bytes;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = prefix.size(); i < token.size(); ++i) {
+    const char c = token[i];
+    int v;
+    if (c >= 'A' && c <= 'Z') v = c - 'A';
+    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') v = c - '0' + 52;
+    else if (c == '-') v = 62;
+    else if (c == '_') v = 63;
+    else throw fail(i, std::string("invalid character '") + c + "' in schedule token");
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  size_t pos = 0;
+  auto get = [&](uint64_t limit) -> uint64_t {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= bytes.size()) throw fail(token.size(), "schedule token is truncated");
+      const uint8_t b = static_cast<uint8_t>(bytes[pos++]);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        if (v > limit) throw fail(prefix.size() + pos * 4 / 3, "schedule token holds an out-of-range value");
+        return v;
+      }
+    }
+    throw fail(prefix.size() + pos * 4 / 3, "schedule token holds an over-long number");
+  };
+  const uint64_t fp = get(0xffffffffu);
+  if (fp != ScenarioFingerprint(s)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "fingerprint %08llx, this scenario is %08x",
+                  static_cast<unsigned long long>(fp), ScenarioFingerprint(s));
+    throw fail(prefix.size(),
+               "schedule token was made for another program (" + std::string(buf) + ")",
+               "replay it on the scenario file and -D values it was printed for");
+  }
+  Schedule out;
+  const uint64_t kernel = get(255);
+  if (kernel != static_cast<uint64_t>(KernelModel::kLegacy418) &&
+      kernel != static_cast<uint64_t>(KernelModel::kLegacy60)) {
+    throw fail(prefix.size(), "schedule token names an unknown kernel model");
+  }
+  out.kernel = static_cast<KernelModel>(kernel);
+  const uint64_t n = get(bytes.size());  // each entry takes >= 3 bytes
+  out.entries.reserve(n);
+  uint64_t boundary = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    boundary += get(uint64_t{1} << 48);
+    const uint64_t kc = get(0x3ff);
+    const uint64_t arg = get(0x8000);
+    const uint64_t kind = kc >> 6;
+    if (kind >= kNumDecisionKinds || (kc & 63) >= kMaxCpus) throw fail(prefix.size(), "schedule token holds an invalid decision");
+    if (i > 0 && boundary == out.entries.back().boundary && out.entries.back().decision.kind == DecisionKind::kStep) {
+      throw fail(prefix.size(), "schedule token holds two decisions after a step at one boundary");
+    }
+    ScheduleEntry e;
+    e.boundary = boundary;
+    e.decision.kind = static_cast<DecisionKind>(kind);
+    e.decision.cpu = static_cast<int8_t>(kc & 63);
+    e.decision.arg = static_cast<int16_t>(static_cast<int64_t>(arg) - 1);
+    out.entries.push_back(e);
+  }
+  if (pos != bytes.size()) throw fail(token.size() - 1, "schedule token has trailing data");
+  return out;
+}
+
+Decision ReplayScheduler::Choose(const ChoiceView& view) {
+  const uint64_t b = boundary_++;
+  if (next_ < schedule_.entries.size() && schedule_.entries[next_].boundary == b) {
+    return schedule_.entries[next_++].decision;
+  }
+  return Decision::Step(view.DefaultCpu());
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+uint64_t SplitMix(uint64_t& x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+uint32_t Threshold(double p) {
+  if (p <= 0) return 0;
+  if (p >= 1) return 0xffffffffu;
+  return static_cast<uint32_t>(p * 4294967296.0);
+}
+}  // namespace
+
+RandomScheduler::RandomScheduler(uint64_t seed, RandomOptions options) : seed_(seed), options_(options) {
+  Reseed(seed);
+  t_event_ = Threshold(options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi);
+  t_switch_ = Threshold(options_.p_switch_cpu);
+}
+
+void RandomScheduler::Reseed(uint64_t seed) {
+  seed_ = seed;
+  uint64_t x = seed;
+  for (uint64_t& w : s_) w = SplitMix(x);
+}
+
+uint64_t RandomScheduler::Next() {
+  // xoshiro256** (Blackman & Vigna).
+  const uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = std::rotl(s_[3], 45);
+  return result;
+}
+
+void RandomScheduler::BeginExecution(const Machine&) {}
+
+Decision RandomScheduler::Choose(const ChoiceView& view) {
+  const uint64_t r = Next();
+  const int ncpu = view.NumCpus();
+  const int cur = view.DefaultCpu();
+  if (static_cast<uint32_t>(r) < t_event_ && view.TotalEvents() < options_.max_events) {
+    // Which CPU: uniformly among those running a thread.
+    std::array<int8_t, kMaxCpus> running;
+    int n = 0;
+    for (int c = 0; c < ncpu; ++c) {
+      if (view.Runnable(c)) running[n++] = static_cast<int8_t>(c);
+    }
+    const int cpu = running[Below(n)];
+    const double total = options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi;
+    double x = NextUnit() * total;
+    const Machine& m = view.machine();
+    if ((x -= options_.p_preempt) < 0) {
+      const int q = view.Queued(cpu);
+      const uint64_t pick = Below(static_cast<uint64_t>(q) + 1);
+      return Decision::Preempt(cpu, pick == 0 ? -1 : m.cpu(cpu).queue[pick - 1]);
+    }
+    if ((x -= options_.p_migrate) < 0) {
+      const uint64_t aff = m.thread(view.Running(cpu)).affinity & ~(1ull << cpu);
+      if (aff != 0) {
+        int k = static_cast<int>(Below(static_cast<uint64_t>(std::popcount(aff))));
+        uint64_t a = aff;
+        while (k-- > 0) a &= a - 1;
+        return Decision::Migrate(cpu, std::countr_zero(a));
+      }
+    } else if ((x -= options_.p_signal) < 0) {
+      const auto& sigs = m.scenario().signals;
+      int handled = 0;
+      for (const SignalSpec& s : sigs) handled += s.handler >= 0;
+      if (handled > 0) {
+        int k = static_cast<int>(Below(static_cast<uint64_t>(handled)));
+        for (const SignalSpec& s : sigs) {
+          if (s.handler >= 0 && k-- == 0) return Decision::Signal(cpu, s.signo);
+        }
+      }
+    } else {
+      return Decision::Ipi(cpu);
+    }
+  }
+  if (ncpu > 1 && static_cast<uint32_t>(r >> 32) < t_switch_) {
+    int n = 0;
+    std::array<int8_t, kMaxCpus> others;
+    for (int c = 0; c < ncpu; ++c) {
+      if (c != cur && view.Runnable(c)) others[n++] = static_cast<int8_t>(c);
+    }
+    if (n > 0) return Decision::Step(others[Below(n)]);
+  }
+  return Decision::Step(cur);
+}
+
+}  // namespace rseqmc

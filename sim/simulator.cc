@@ -1,0 +1,76 @@
+#include "sim/simulator.h"
+
+#include "sim/fiber_pool.h"
+#include "sim/machine.h"
+
+#include <exception>
+
+namespace rseqmc {
+
+uint64_t ExecutionResult::Read(uint64_t address, int bytes) const {
+  if (address < kDataBase || address - kDataBase + bytes > memory.size()) return 0;
+  uint64_t v = 0;
+  std::memcpy(&v, memory.data() + (address - kDataBase), bytes);
+  return v;
+}
+
+const std::string& ExecutionResult::ObservationName(const Scenario& s, uint32_t id) const {
+  static const std::string kUnknown = "?";
+  if (id < s.program.strings.size()) return s.program.strings[id];
+  id -= static_cast<uint32_t>(s.program.strings.size());
+  return id < extra_strings.size() ? extra_strings[id] : kUnknown;
+}
+
+int64_t ExecutionResult::SymbolValue(const Scenario& s, const std::string& name, uint32_t cpu, uint32_t index) const {
+  const int i = s.program.FindSymbol(name);
+  if (i < 0) return 0;
+  const Symbol& sym = s.program.symbols[i];
+  const uint64_t a = sym.address + (sym.per_cpu ? cpu * sym.stride : 0) + index * static_cast<uint64_t>(sym.width);
+  return static_cast<int64_t>(Read(a, static_cast<int>(sym.width)));
+}
+
+Simulator::Simulator(const Scenario& scenario, RunOptions options)
+    : scenario_(scenario), options_(std::move(options)), machine_(std::make_unique<Machine>(scenario_, options_)) {
+  fibers_ = std::make_unique<FiberPool>([m = machine_.get()](int t) { m->ThreadMain(t); });
+  fibers_->Reserve(static_cast<int>(scenario_.threads.size()));
+  machine_->set_fibers(fibers_.get());
+}
+
+Simulator::~Simulator() {
+  // Fibers reference the machine: destroy (unwind) them first.
+  fibers_.reset();
+}
+
+Verdict Simulator::RunInto(Scheduler& scheduler, ExecutionResult& out) {
+  Machine& m = *machine_;
+  scheduler.BeginExecution(m);
+  m.Reset(&scheduler, &out);
+  if (!m.finished()) {
+    fibers_->SwitchTo(m.first_thread());
+    // Exceptions cannot cross fibers: one raised on a thread's fiber (an invalid
+    // decision, an exception from a native body) was parked in the machine.
+    if (std::exception_ptr e = m.TakeError()) {
+      Unwind();
+      std::rethrow_exception(e);
+    }
+  }
+  Unwind();
+  m.Finish();
+  return out.verdict;
+}
+
+void Simulator::Unwind() {
+  Machine& m = *machine_;
+  m.ForceFinished();
+  for (int t = 0; t < static_cast<int>(scenario_.threads.size()); ++t) {
+    if (m.fiber_active(t)) fibers_->SwitchTo(t);
+  }
+}
+
+ExecutionResult Simulator::Run(Scheduler& scheduler) {
+  ExecutionResult r;
+  RunInto(scheduler, r);
+  return r;
+}
+
+}  // namespace rseqmc
