@@ -1,0 +1,583 @@
+// Rendering of one execution: the per-CPU timeline, the final symbols and the
+// one-line JSON form (see sim/trace.h).
+//
+// sim/ must not depend on scenarios/, so instruction text is rendered here from
+// the IR (OpName + operands) rather than with the scenario printer; it reads like
+// the .rsq syntax of scenarios/README.md.
+#include "sim/trace.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/ir.h"
+#include "sim/kernel_model.h"
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+
+namespace rseqmc {
+
+const char* TraceKindName(TraceKind k) {
+  switch (k) {
+    case TraceKind::kStep: return "step";
+    case TraceKind::kSwitchIn: return "switch_in";
+    case TraceKind::kPreempt: return "preempt";
+    case TraceKind::kYield: return "yield";
+    case TraceKind::kMigrate: return "migrate";
+    case TraceKind::kSignal: return "signal";
+    case TraceKind::kSignalFrame: return "signal_frame";
+    case TraceKind::kSigreturn: return "sigreturn";
+    case TraceKind::kIpi: return "ipi";
+    case TraceKind::kAbort: return "abort";
+    case TraceKind::kLazyClear: return "lazy_clear";
+    case TraceKind::kIdUpdate: return "id_update";
+    case TraceKind::kExit: return "exit";
+    case TraceKind::kKill: return "kill";
+    case TraceKind::kAssertFail: return "assert_fail";
+    case TraceKind::kObserve: return "observe";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string Dec(int64_t v) { return std::to_string(v); }
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+std::string Reg(unsigned r) { return "r" + std::to_string(r); }
+
+// ---- names of program objects, tolerant of out-of-range indices ----
+
+std::string ThreadName(const Scenario& s, int t) {
+  if (t < 0) return "-";
+  if (static_cast<size_t>(t) < s.threads.size()) return s.threads[t].name;
+  return "t?" + std::to_string(t);
+}
+
+// "t0" for a thread's main context, "t0/h1" inside its first signal handler.
+std::string ThreadTag(const Scenario& s, int t, int depth) {
+  std::string tag = ThreadName(s, t);
+  if (depth > 0) tag += "/h" + std::to_string(depth);
+  return tag;
+}
+
+std::string Where(const Program& p, int64_t index) {
+  if (index >= 0 && static_cast<uint64_t>(index) < p.code.size()) {
+    return p.DescribeIndex(static_cast<uint32_t>(index));
+  }
+  if (index == 0xFFFFFFFFll) return "native";
+  return "@" + Dec(index);
+}
+
+std::string DescriptorName(const Program& p, int64_t d) {
+  if (d >= 0 && static_cast<uint64_t>(d) < p.descriptors.size()) return p.descriptors[d].name;
+  return "cs#" + Dec(d);
+}
+
+std::string StringAt(const Program& p, int64_t i) {
+  if (i >= 0 && static_cast<uint64_t>(i) < p.strings.size()) return p.strings[i];
+  return "str#" + Dec(i);
+}
+
+// A branch target: the bare label when it is a label of the branching
+// function, else the program-wide description.
+std::string Target(const Program& p, uint32_t from, uint32_t target) {
+  int f = p.FunctionOf(target);
+  if (f >= 0 && f == p.FunctionOf(from)) {
+    for (const Label& l : p.functions[f].labels) {
+      if (l.index == target) return l.name;
+    }
+  }
+  return Where(p, target);
+}
+
+std::string MemOperand(const Instr& in) {
+  std::string m = "[" + Reg(in.rs);
+  if (in.has_index) m += " + " + Reg(in.ru) + "*" + std::to_string(in.scale);
+  if (in.imm > 0) m += " + " + Dec(in.imm);
+  if (in.imm < 0) m += " - " + std::to_string(0 - static_cast<uint64_t>(in.imm));
+  return m + "]";
+}
+
+std::string SecondOperand(const Instr& in) { return in.use_imm ? Dec(in.imm) : Reg(in.rt); }
+
+// The instruction at global index i in the syntax of scenarios/README.md.
+std::string InstrText(const Scenario& s, uint32_t i) {
+  const Program& p = s.program;
+  if (i >= p.code.size()) return "";
+  const Instr& in = p.code[i];
+  std::string t = OpName(in.op);
+  switch (in.op) {
+    case Op::kLi: return t + " " + Reg(in.rd) + ", " + Dec(in.imm);
+    case Op::kMov: return t + " " + Reg(in.rd) + ", " + Reg(in.rs);
+    case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
+    case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul:
+      return t + " " + Reg(in.rd) + ", " + Reg(in.rs) + ", " + SecondOperand(in);
+    case Op::kLa: {
+      std::string sym = in.target < p.symbols.size() ? p.symbols[in.target].name : "sym#" + Dec(in.target);
+      if (in.imm > 0) sym += " + " + Dec(in.imm);
+      if (in.imm < 0) sym += " - " + std::to_string(0 - static_cast<uint64_t>(in.imm));
+      return t + " " + Reg(in.rd) + ", " + sym;
+    }
+    case Op::kLd: case Op::kLd32: return t + " " + Reg(in.rd) + ", " + MemOperand(in);
+    case Op::kSt: case Op::kSt32: return t + " " + MemOperand(in) + ", " + Reg(in.rt);
+    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
+      return t + " " + Reg(in.rs) + ", " + SecondOperand(in) + ", " + Target(p, i, in.target);
+    case Op::kJmp: return t + " " + Target(p, i, in.target);
+    case Op::kCall:
+      return t + " " + (in.target < p.functions.size() ? p.functions[in.target].name : "func#" + Dec(in.target));
+    case Op::kRseqLoad:
+      return t + " " + Reg(in.rd) + ", " + RseqFieldName(static_cast<RseqField>(in.aux));
+    case Op::kRseqAddr: return t + " " + Reg(in.rd);
+    case Op::kRseqArm: return t + " " + DescriptorName(p, in.target);
+    case Op::kSig: case Op::kRseqRegister: case Op::kRseqUnregister:
+      return t + " " + Hex(static_cast<uint32_t>(in.imm));
+    case Op::kCas:
+      return t + " " + Reg(in.rd) + ", " + MemOperand(in) + ", " + Reg(in.rt) + ", " + Reg(in.ru);
+    case Op::kXadd: case Op::kXchg: return t + " " + Reg(in.rd) + ", " + MemOperand(in) + ", " + Reg(in.rt);
+    case Op::kSchedSetaffinity: return t + " " + (in.use_imm ? Hex(static_cast<uint64_t>(in.imm)) : Reg(in.rs));
+    case Op::kTgkill:
+      return t + " " + (in.use_imm ? ThreadName(s, static_cast<int>(in.imm)) : Reg(in.rs)) + ", " +
+             SignalName(in.aux);
+    case Op::kMembarrierRseq: return t + " " + (in.use_imm ? Dec(in.imm) : Reg(in.rs));
+    case Op::kAssert: {
+      std::string a = t + " " + Reg(in.rs) + " " + CmpName(static_cast<CmpKind>(in.aux)) + " " + SecondOperand(in);
+      if (in.target < p.strings.size() && !p.strings[in.target].empty()) a += ", \"" + p.strings[in.target] + "\"";
+      return a;
+    }
+    case Op::kObserve: return t + " " + StringAt(p, in.target) + ", " + Reg(in.rs);
+    case Op::kRet: case Op::kFence: case Op::kSchedYield: case Op::kGetcpu: case Op::kNop:
+      return t;
+  }
+  return t;
+}
+
+// ---- data symbols ----
+
+// Element stride of a symbol's CPU blocks (0 for plain symbols).
+uint64_t CpuStride(const Symbol& sym) { return sym.per_cpu ? sym.stride : 0; }
+
+uint64_t ElementAddress(const Symbol& sym, uint32_t cpu, uint32_t i) {
+  return sym.address + CpuStride(sym) * cpu + static_cast<uint64_t>(i) * static_cast<int>(sym.width);
+}
+
+// Signed value of a u64 element; zero-extended value of a u32 element.
+int64_t ElementValue(const ExecutionResult& r, const Symbol& sym, uint32_t cpu, uint32_t i) {
+  int bytes = static_cast<int>(sym.width);
+  return static_cast<int64_t>(r.Read(ElementAddress(sym, cpu, i), bytes));
+}
+
+// "counter[1]", "nodes[3]", "slots[0][2]", "x" (+ byte offset when unaligned)
+// for an address inside a symbol; "" when it is in none.
+std::string SymbolAt(const Scenario& s, uint64_t addr) {
+  for (const Symbol& sym : s.program.symbols) {
+    if (addr < sym.address || addr - sym.address >= sym.size_bytes) continue;
+    uint64_t off = addr - sym.address;
+    const uint64_t width = static_cast<uint64_t>(sym.width);
+    std::string name = sym.name;
+    if (sym.per_cpu && sym.stride > 0) {
+      name += "[" + std::to_string(off / sym.stride) + "]";
+      off %= sym.stride;
+      if (off >= sym.count * width) return name + "+" + std::to_string(off);  // padding
+      if (sym.count > 1) name += "[" + std::to_string(off / width) + "]";
+    } else if (sym.count > 1) {
+      name += "[" + std::to_string(off / width) + "]";
+    }
+    if (off % width != 0) name += "+" + std::to_string(off % width);
+    return name;
+  }
+  return "";
+}
+
+// A value for people: decimal, and for what looks like a pointer into a
+// symbol, the hex address and what it points to.
+std::string ValueText(const Scenario& s, int64_t v) {
+  std::string at = v >= static_cast<int64_t>(kDataBase) ? SymbolAt(s, static_cast<uint64_t>(v)) : "";
+  if (at.empty()) return Dec(v);
+  return Hex(static_cast<uint64_t>(v)) + " (&" + at + ")";
+}
+
+// Appends "name[range] = value" lines for `n` values, folding runs of at least
+// four equal values into one "name[a..b] = v" line.
+void AppendRuns(const Scenario& s, const std::string& prefix, const std::vector<int64_t>& values, std::string& out) {
+  size_t i = 0;
+  while (i < values.size()) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[i]) ++j;
+    if (j - i + 1 >= 4) {
+      out += prefix + "[" + std::to_string(i) + ".." + std::to_string(j) + "] = " + ValueText(s, values[i]) + "\n";
+    } else {
+      for (size_t k = i; k <= j; ++k) out += prefix + "[" + std::to_string(k) + "] = " + ValueText(s, values[k]) + "\n";
+    }
+    i = j + 1;
+  }
+}
+
+std::vector<int64_t> Elements(const ExecutionResult& r, const Symbol& sym, uint32_t cpu) {
+  std::vector<int64_t> v(sym.count);
+  for (uint32_t i = 0; i < sym.count; ++i) v[i] = ElementValue(r, sym, cpu, i);
+  return v;
+}
+
+// ---- timeline cells ----
+
+constexpr uint32_t kNoPc = 0xFFFFFFFFu;
+
+std::string Cell(const Scenario& s, const TraceEntry& e) {
+  const Program& p = s.program;
+  const std::string who = ThreadTag(s, e.thread, e.depth);
+  switch (e.kind) {
+    case TraceKind::kStep: {
+      std::string c = who + " " + Where(p, e.pc) + " " + InstrText(s, e.pc);
+      if (e.a != 0) {
+        std::string at = SymbolAt(s, static_cast<uint64_t>(e.a));
+        c += " => " + (at.empty() ? Hex(static_cast<uint64_t>(e.a)) : at) + "=" + ValueText(s, e.b);
+      }
+      return c;
+    }
+    case TraceKind::kSwitchIn:
+      return ">> " + who + " switched in (was " + (e.a < 0 ? std::string("idle") : ThreadName(s, e.a)) + ")";
+    case TraceKind::kPreempt:
+      return "** PREEMPT " + who + " -> " + (e.a < 0 ? std::string("queue head") : ThreadName(s, e.a));
+    case TraceKind::kYield:
+      return "<< " + who + " sched_yield -> " + (e.a < 0 ? std::string("idle") : ThreadName(s, e.a));
+    case TraceKind::kMigrate:
+      return "** MIGRATE " + who + " cpu" + Dec(e.cpu) + " -> cpu" + Dec(e.a);
+    case TraceKind::kSignal:
+      return "** SIGNAL " + SignalName(static_cast<int>(e.a)) + " -> " + who + " (pending)";
+    case TraceKind::kSignalFrame:
+      return ">> " + who + " handler frame " + SignalName(static_cast<int>(e.a)) + " (interrupted at " +
+             Where(p, e.b) + ")";
+    case TraceKind::kSigreturn:
+      return "<< " + who + " sigreturn -> " + Where(p, e.b);
+    case TraceKind::kIpi:
+      return "** IPI membarrier-rseq (" + (e.thread < 0 ? std::string("idle") : who) + ")";
+    case TraceKind::kAbort:
+      return "!! ABORT " + who + " " + Where(p, e.pc) + " -> " + Where(p, e.a) + " (" + DescriptorName(p, e.b) + ")";
+    case TraceKind::kLazyClear:
+      return "   " + who + " rseq_cs := 0 (ip " + Where(p, e.pc) + " outside " +
+             (e.b < 0 ? std::string("the section") : DescriptorName(p, e.b)) + ")";
+    case TraceKind::kIdUpdate:
+      return "   " + who + " ids: cpu_id=" + Dec(e.a) + " mm_cid=" + Dec(e.b);
+    case TraceKind::kExit:
+      return "-- " + who + " EXIT ret=" + ValueText(s, e.a);
+    case TraceKind::kKill:
+      return "XX KILLED by " + SignalName(static_cast<int>(e.a)) + (e.detail.empty() ? "" : ": " + e.detail);
+    case TraceKind::kAssertFail:
+      return "XX ASSERT FAILED " + who + " " + Where(p, e.pc) + (e.detail.empty() ? "" : ": " + e.detail);
+    case TraceKind::kObserve:
+      return "   " + who + " observe " + StringAt(p, e.a) + "=" + ValueText(s, e.b);
+  }
+  return who + " " + TraceKindName(e.kind);
+}
+
+std::string Fit(const std::string& text, size_t width) {
+  if (text.size() <= width) return text + std::string(width - text.size(), ' ');
+  return text.substr(0, width - 2) + "..";
+}
+
+std::string ExpectedText(Verdict v) {
+  return v == Verdict::kPass ? "pass" : std::string("fail ") + VerdictName(v);
+}
+
+// ---- JSON ----
+
+// Appends one JSON document to a string; separators are inserted as needed.
+class JsonWriter {
+ public:
+  JsonWriter& Open(char bracket) {  // '{' or '['
+    Separate();
+    out_ += bracket;
+    return *this;
+  }
+  JsonWriter& Close(char bracket) {
+    out_ += bracket;
+    return *this;
+  }
+  JsonWriter& Key(std::string_view key) {
+    Separate();
+    Quote(key);
+    out_ += ':';
+    after_key_ = true;
+    return *this;
+  }
+  JsonWriter& Str(std::string_view v) {
+    Separate();
+    Quote(v);
+    return *this;
+  }
+  JsonWriter& Int(int64_t v) {
+    Separate();
+    out_ += std::to_string(v);
+    return *this;
+  }
+  JsonWriter& Bool(bool v) {
+    Separate();
+    out_ += v ? "true" : "false";
+    return *this;
+  }
+  JsonWriter& Ints(const std::vector<int64_t>& values) {
+    Open('[');
+    for (int64_t v : values) Int(v);
+    return Close(']');
+  }
+  JsonWriter& Field(std::string_view key, std::string_view v) { return Key(key).Str(v); }
+  JsonWriter& Field(std::string_view key, int64_t v) { return Key(key).Int(v); }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Separate() {
+    if (after_key_) {
+      after_key_ = false;
+    } else if (!out_.empty() && out_.back() != '{' && out_.back() != '[') {
+      out_ += ',';
+    }
+  }
+  void Quote(std::string_view v) {
+    out_ += '"';
+    for (unsigned char c : v) {
+      switch (c) {
+        case '"': out_ += "\\\""; break;
+        case '\\': out_ += "\\\\"; break;
+        case '\n': out_ += "\\n"; break;
+        case '\r': out_ += "\\r"; break;
+        case '\t': out_ += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out_ += buf;
+          } else {
+            out_ += static_cast<char>(c);
+          }
+      }
+    }
+    out_ += '"';
+  }
+  std::string out_;
+  bool after_key_ = false;
+};
+
+}  // namespace
+
+std::string FormatSymbols(const Scenario& s, const ExecutionResult& r) {
+  std::string out;
+  for (const Symbol& sym : s.program.symbols) {
+    if (!sym.per_cpu) {
+      if (sym.count == 1) {
+        out += sym.name + " = " + ValueText(s, ElementValue(r, sym, 0, 0)) + "\n";
+      } else {
+        AppendRuns(s, sym.name, Elements(r, sym, 0), out);
+      }
+      continue;
+    }
+    if (sym.count == 1) {
+      std::vector<int64_t> per_cpu(s.num_cpus);
+      for (uint32_t c = 0; c < s.num_cpus; ++c) per_cpu[c] = ElementValue(r, sym, c, 0);
+      AppendRuns(s, sym.name, per_cpu, out);
+    } else {
+      for (uint32_t c = 0; c < s.num_cpus; ++c) {
+        AppendRuns(s, sym.name + "[" + std::to_string(c) + "]", Elements(r, sym, c), out);
+      }
+    }
+  }
+  return out;
+}
+
+std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
+  const int ncpus = std::max<int>(1, static_cast<int>(s.num_cpus));
+  std::string out;
+  out += "scenario " + s.name + (s.file.empty() ? "" : " (" + s.file + ")") + ", kernel " +
+         KernelModelName(r.schedule.kernel) + ", " + std::to_string(s.num_cpus) + " cpu" +
+         (s.num_cpus == 1 ? "" : "s") + ", " + std::to_string(s.threads.size()) + " thread" +
+         (s.threads.size() == 1 ? "" : "s") + "\n";
+  out += "legend: ** injected event  !! rseq abort  >> switch-in / handler entry  << yield / sigreturn  "
+         "XX failure  tN/hK = tN in nested signal handler K\n\n";
+
+  // Cell texts first, to size the lanes.
+  std::vector<std::string> cells;
+  cells.reserve(r.trace.size());
+  size_t widest = 4;
+  for (const TraceEntry& e : r.trace) {
+    cells.push_back(Cell(s, e));
+    if (e.cpu >= 0 && e.cpu < ncpus) widest = std::max(widest, cells.back().size());
+  }
+  const size_t cap = std::clamp<size_t>(150 / ncpus, 32, 56);
+  const size_t width = std::min(widest, cap);
+
+  char stepbuf[32];
+  std::string header = "  step";
+  for (int c = 0; c < ncpus; ++c) header += " | " + Fit("cpu" + std::to_string(c), width);
+  while (!header.empty() && header.back() == ' ') header.pop_back();
+  out += header + "\n";
+  out += std::string(6, '-');
+  for (int c = 0; c < ncpus; ++c) out += "-+-" + std::string(width, '-');
+  out += "\n";
+  for (size_t i = 0; i < r.trace.size(); ++i) {
+    const TraceEntry& e = r.trace[i];
+    std::snprintf(stepbuf, sizeof stepbuf, "%6" PRIu64, e.step);
+    std::string row = stepbuf;
+    if (e.cpu < 0 || e.cpu >= ncpus) {
+      row += " | " + cells[i];  // not tied to one CPU: spans the lanes
+    } else {
+      for (int c = 0; c < ncpus; ++c) row += " | " + (c == e.cpu ? Fit(cells[i], width) : std::string(width, ' '));
+      while (!row.empty() && row.back() == ' ') row.pop_back();
+    }
+    out += row + "\n";
+  }
+  if (r.trace.empty()) out += "  (no trace recorded)\n";
+
+  out += "\nsteps " + std::to_string(r.steps) + ", events: " +
+         std::to_string(r.events[static_cast<int>(DecisionKind::kPreempt)]) + " preempt, " +
+         std::to_string(r.events[static_cast<int>(DecisionKind::kMigrate)]) + " migrate, " +
+         std::to_string(r.events[static_cast<int>(DecisionKind::kSignal)]) + " signal, " +
+         std::to_string(r.events[static_cast<int>(DecisionKind::kIpi)]) + " ipi\n";
+
+  out += "\nfinal symbols:\n";
+  std::string symbols = FormatSymbols(s, r);
+  if (symbols.empty()) symbols = "(none)\n";
+  size_t pos = 0;
+  while (pos < symbols.size()) {
+    size_t nl = symbols.find('\n', pos);
+    out += "  " + symbols.substr(pos, nl - pos + 1);
+    pos = nl + 1;
+  }
+
+  out += "\nthreads:\n";
+  for (size_t t = 0; t < s.threads.size(); ++t) {
+    out += "  " + s.threads[t].name + ": ";
+    if (t >= r.threads.size()) {
+      out += "no outcome\n";
+      continue;
+    }
+    const ThreadOutcome& o = r.threads[t];
+    out += o.exited ? "returned " + ValueText(s, o.ret) : std::string("did not return");
+    out += ", " + std::to_string(o.aborts) + " abort" + (o.aborts == 1 ? "" : "s") + ", last on cpu" +
+           std::to_string(o.final_cpu);
+    if (!o.observed.empty()) {
+      out += ", observed";
+      for (size_t k = 0; k < o.observed.size(); ++k) {
+        out += (k ? ", " : " ") + StringAt(s.program, o.observed[k].first) + "=" + ValueText(s, o.observed[k].second);
+      }
+    }
+    out += "\n";
+  }
+
+  out += "\nproperties:\n";
+  if (s.properties.empty()) out += "  (none)\n";
+  for (size_t i = 0; i < s.properties.size(); ++i) {
+    const Property& prop = s.properties[i];
+    if (i >= r.properties.size()) {
+      out += "  ----  " + prop.text + "   (not evaluated)\n";
+      continue;
+    }
+    const PropertyOutcome& po = r.properties[i];
+    out += std::string("  ") + (po.holds ? "PASS" : "FAIL") + "  " + prop.text;
+    if (!po.error.empty()) {
+      out += "   (error: " + po.error + ")";
+    } else if (!po.holds || (po.value != 0 && po.value != 1)) {
+      out += "   (value " + Dec(po.value) + ")";
+    }
+    out += "\n";
+  }
+
+  out += "\nverdict: ";
+  out += r.verdict == Verdict::kPass ? std::string("PASS") : "FAIL (" + std::string(VerdictName(r.verdict)) + ")";
+  if (!r.message.empty()) out += ": " + r.message;
+  out += "   [scenario expects: " + ExpectedText(s.expected) + "]\n";
+  return out;
+}
+
+std::string FormatJson(const Scenario& s, const ExecutionResult& r) {
+  JsonWriter w;
+  w.Open('{')
+      .Field("scenario", s.name)
+      .Field("file", s.file)
+      .Field("kernel", KernelModelName(r.schedule.kernel))
+      .Field("verdict", VerdictName(r.verdict))
+      .Field("expected", VerdictName(s.expected))
+      .Field("message", r.message)
+      .Field("steps", static_cast<int64_t>(r.steps));
+  w.Key("events").Open('{');
+  for (DecisionKind k : {DecisionKind::kPreempt, DecisionKind::kMigrate, DecisionKind::kSignal, DecisionKind::kIpi}) {
+    w.Field(DecisionKindName(k), r.events[static_cast<int>(k)]);
+  }
+  w.Close('}');
+
+  // symbols: scalar -> number, array -> [..], per-CPU scalar -> [per cpu],
+  // per-CPU array -> [[cpu 0 elements], ...].
+  w.Key("symbols").Open('{');
+  for (const Symbol& sym : s.program.symbols) {
+    w.Key(sym.name);
+    if (!sym.per_cpu) {
+      if (sym.count == 1) {
+        w.Int(ElementValue(r, sym, 0, 0));
+      } else {
+        w.Ints(Elements(r, sym, 0));
+      }
+    } else if (sym.count == 1) {
+      std::vector<int64_t> per_cpu(s.num_cpus);
+      for (uint32_t c = 0; c < s.num_cpus; ++c) per_cpu[c] = ElementValue(r, sym, c, 0);
+      w.Ints(per_cpu);
+    } else {
+      w.Open('[');
+      for (uint32_t c = 0; c < s.num_cpus; ++c) w.Ints(Elements(r, sym, c));
+      w.Close(']');
+    }
+  }
+  w.Close('}');
+
+  // threads: `observed` maps each name to its last value; `observations` keeps
+  // every (name, value) in order, for names observed more than once.
+  w.Key("threads").Open('[');
+  for (size_t t = 0; t < s.threads.size(); ++t) {
+    const ThreadOutcome o = t < r.threads.size() ? r.threads[t] : ThreadOutcome{};
+    w.Open('{').Field("name", s.threads[t].name).Field("ret", o.ret);
+    w.Key("exited").Bool(o.exited).Field("aborts", o.aborts).Field("cpu", o.final_cpu);
+    std::map<std::string, int64_t> last;
+    for (const auto& [name, value] : o.observed) last[StringAt(s.program, name)] = value;
+    w.Key("observed").Open('{');
+    for (const auto& [name, value] : last) w.Field(name, value);
+    w.Close('}').Key("observations").Open('[');
+    for (const auto& [name, value] : o.observed) w.Open('[').Str(StringAt(s.program, name)).Int(value).Close(']');
+    w.Close(']').Close('}');
+  }
+  w.Close(']');
+
+  w.Key("properties").Open('[');
+  for (size_t i = 0; i < s.properties.size(); ++i) {
+    const bool evaluated = i < r.properties.size();
+    const PropertyOutcome o = evaluated ? r.properties[i] : PropertyOutcome{};
+    w.Open('{').Field("text", s.properties[i].text);
+    w.Key("evaluated").Bool(evaluated).Key("holds").Bool(o.holds).Field("value", o.value).Field("error", o.error);
+    w.Close('}');
+  }
+  w.Close(']');
+
+  w.Key("trace").Open('[');
+  for (const TraceEntry& e : r.trace) {
+    w.Open('{').Field("step", static_cast<int64_t>(e.step)).Field("kind", TraceKindName(e.kind));
+    w.Field("cpu", e.cpu).Field("thread", e.thread).Field("depth", e.depth);
+    w.Field("pc", e.pc == kNoPc ? int64_t{-1} : int64_t{e.pc});
+    w.Field("where", e.pc < s.program.code.size() ? s.program.DescribeIndex(e.pc) : "");
+    if (e.kind == TraceKind::kStep) w.Field("instr", InstrText(s, e.pc));
+    w.Field("a", e.a).Field("b", e.b).Field("detail", e.detail).Close('}');
+  }
+  w.Close(']');
+
+  w.Field("schedule", EncodeSchedule(s, r.schedule));
+  return w.Close('}').Take();
+}
+
+}  // namespace rseqmc
