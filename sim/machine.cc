@@ -112,7 +112,26 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   record_ = opt_.record_trace;
   out->memory.assign(init_mem_.begin(), init_mem_.end());
   mem_ = out->memory.data();
-  threads_ = init_threads_;
+  if (threads_.size() != init_threads_.size()) threads_ = init_threads_;
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    // Only the main context starts with state; handler contexts are written
+    // when a frame is pushed.
+    SimThread& th = threads_[t];
+    const SimThread& init = init_threads_[t];
+    th.state = init.state;
+    th.cpu = init.cpu;
+    th.affinity = init.affinity;
+    th.rseq_area = init.rseq_area;
+    th.rseq_len = init.rseq_len;
+    th.rseq_sig = init.rseq_sig;
+    th.event_mask = 0;
+    th.notify_resume = false;
+    th.mm_cid = -1;
+    th.pending = 0;
+    th.blocked = 0;
+    th.depth = 0;
+    th.ctx[0] = init.ctx[0];
+  }
   for (SimCpu& c : cpus_) {
     c.running = -1;
     c.queue.clear();
@@ -576,23 +595,25 @@ void Machine::Finish() {
       r.properties.push_back(std::move(po));
     }
   }
-  // FNV-1a over decisions, final memory and thread outcomes.
-  uint64_t h = 1469598103934665603ull;
+  // A 64-bit multiply-xorshift hash over decisions, final memory (8 bytes at a
+  // time) and thread outcomes: the determinism self-check compares it.
+  uint64_t h = 0x243f6a8885a308d3ull;
   auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
-    }
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
   };
   for (const ScheduleEntry& e : r.schedule.entries) {
     mix(e.boundary);
     mix(static_cast<uint64_t>(e.decision.kind) | static_cast<uint64_t>(static_cast<uint8_t>(e.decision.cpu)) << 8 |
         static_cast<uint64_t>(static_cast<uint16_t>(e.decision.arg)) << 16);
   }
-  for (uint8_t b : r.memory) {
-    h ^= b;
-    h *= 1099511628211ull;
+  const size_t words = r.memory.size() / 8;
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, r.memory.data() + 8 * i, 8);
+    mix(w);
   }
+  for (size_t i = words * 8; i < r.memory.size(); ++i) mix(r.memory[i]);
   for (const ThreadOutcome& o : r.threads) {
     mix(static_cast<uint64_t>(o.ret));
     mix(o.aborts);

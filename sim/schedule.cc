@@ -2,6 +2,8 @@
 
 #include <array>
 #include <bit>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "sim/diag.h"
@@ -237,7 +239,7 @@ Decision ReplayScheduler::Choose(const ChoiceView& view) {
   if (next_ < schedule_.entries.size() && schedule_.entries[next_].boundary == b) {
     return schedule_.entries[next_++].decision;
   }
-  return Decision::Step(view.DefaultCpu());
+  return Decision::Step(view.machine().default_cpu());
 }
 
 // ---------------------------------------------------------------------------
@@ -258,8 +260,11 @@ uint32_t Threshold(double p) {
 
 RandomScheduler::RandomScheduler(uint64_t seed, RandomOptions options) : seed_(seed), options_(options) {
   Reseed(seed);
-  t_event_ = Threshold(options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi);
-  t_switch_ = Threshold(options_.p_switch_cpu);
+  const double p_event = options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi;
+  p_any_ = std::min(1.0, p_event + options_.p_switch_cpu);
+  t_event_ = p_any_ > 0 ? Threshold(p_event / p_any_) : 0;
+  log1m_p_ = std::log1p(-p_any_);
+  t_any_ = Threshold(p_any_);
 }
 
 void RandomScheduler::Reseed(uint64_t seed) {
@@ -281,30 +286,55 @@ uint64_t RandomScheduler::Next() {
   return result;
 }
 
-void RandomScheduler::BeginExecution(const Machine&) {}
+void RandomScheduler::BeginExecution(const Machine&) { quiet_ = SampleQuiet(); }
+
+// Boundaries until the next non-default decision: geometric with parameter
+// p = p_event + p_switch (equivalent to rolling at every boundary, since the
+// per-boundary roll is memoryless, but one random number per deviation).
+uint64_t RandomScheduler::SampleQuiet() {
+  if (p_any_ <= 0) return ~0ull;
+  if (p_any_ >= 1) return 0;
+  if (p_any_ > 0.0625) {
+    // Frequent deviations: a Bernoulli trial per boundary (an integer compare)
+    // is cheaper than a logarithm per deviation.
+    uint64_t q = 0;
+    while (static_cast<uint32_t>(Next()) >= t_any_) ++q;
+    return q;
+  }
+  const double u = 1.0 - NextUnit();  // (0, 1]
+  const double q = std::floor(std::log(u) / log1m_p_);
+  return q >= 1e18 ? ~0ull : static_cast<uint64_t>(q);
+}
 
 Decision RandomScheduler::Choose(const ChoiceView& view) {
+  // Reads the machine directly (inline accessors): this runs at every boundary.
+  const Machine& m = view.machine();
+  if (quiet_ > 0) {
+    --quiet_;
+    return Decision::Step(m.default_cpu());
+  }
+  quiet_ = SampleQuiet();
   const uint64_t r = Next();
-  const int ncpu = view.NumCpus();
-  const int cur = view.DefaultCpu();
-  if (static_cast<uint32_t>(r) < t_event_ && view.TotalEvents() < options_.max_events) {
+  const int ncpu = m.num_cpus();
+  const int cur = m.default_cpu();
+  // Which deviation: an event with probability p_event / p_any, else a switch.
+  if (static_cast<uint32_t>(r) < t_event_ && m.total_events() < options_.max_events) {
     // Which CPU: uniformly among those running a thread.
     std::array<int8_t, kMaxCpus> running;
     int n = 0;
     for (int c = 0; c < ncpu; ++c) {
-      if (view.Runnable(c)) running[n++] = static_cast<int8_t>(c);
+      if (m.cpu(c).running >= 0) running[n++] = static_cast<int8_t>(c);
     }
     const int cpu = running[Below(n)];
     const double total = options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi;
     double x = NextUnit() * total;
-    const Machine& m = view.machine();
     if ((x -= options_.p_preempt) < 0) {
-      const int q = view.Queued(cpu);
+      const int q = static_cast<int>(m.cpu(cpu).queue.size());
       const uint64_t pick = Below(static_cast<uint64_t>(q) + 1);
       return Decision::Preempt(cpu, pick == 0 ? -1 : m.cpu(cpu).queue[pick - 1]);
     }
     if ((x -= options_.p_migrate) < 0) {
-      const uint64_t aff = m.thread(view.Running(cpu)).affinity & ~(1ull << cpu);
+      const uint64_t aff = m.thread(m.cpu(cpu).running).affinity & ~(1ull << cpu);
       if (aff != 0) {
         int k = static_cast<int>(Below(static_cast<uint64_t>(std::popcount(aff))));
         uint64_t a = aff;
@@ -325,11 +355,11 @@ Decision RandomScheduler::Choose(const ChoiceView& view) {
       return Decision::Ipi(cpu);
     }
   }
-  if (ncpu > 1 && static_cast<uint32_t>(r >> 32) < t_switch_) {
+  if (ncpu > 1) {
     int n = 0;
     std::array<int8_t, kMaxCpus> others;
     for (int c = 0; c < ncpu; ++c) {
-      if (c != cur && view.Runnable(c)) others[n++] = static_cast<int8_t>(c);
+      if (c != cur && m.cpu(c).running >= 0) others[n++] = static_cast<int8_t>(c);
     }
     if (n > 0) return Decision::Step(others[Below(n)]);
   }

@@ -73,8 +73,13 @@ struct RandomOptions {
   uint32_t max_events = 8;     // total injected events per execution (preempt/migrate/signal/ipi)
 };
 
-// Seeded random scheduler (xoshiro256** seeded by splitmix64). The same seed and
-// scenario always give the same execution.
+// Seeded random scheduler (xoshiro256** seeded by splitmix64). At each boundary
+// it deviates from the default with probability p_switch_cpu + the event
+// probabilities (sampled as geometric run lengths, so a quiet boundary costs a
+// decrement); a deviation is an event (kind by relative probability, target CPU
+// uniform among running ones) while fewer than max_events were injected, else a
+// switch to another runnable CPU. The same seed and scenario always give the
+// same execution; successive executions continue the random stream.
 class RandomScheduler : public Scheduler {
  public:
   explicit RandomScheduler(uint64_t seed, RandomOptions options = {});
@@ -86,11 +91,15 @@ class RandomScheduler : public Scheduler {
   uint64_t Next();
   double NextUnit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
   uint64_t Below(uint64_t n) { return n <= 1 ? 0 : Next() % n; }
+  uint64_t SampleQuiet();
   uint64_t seed_;
   uint64_t s_[4];
   RandomOptions options_;
-  // thresholds in 2^-32 units, precomputed from options_
-  uint32_t t_event_ = 0, t_switch_ = 0;
+  double p_any_ = 0;        // probability that a boundary deviates from the default
+  double log1m_p_ = 0;      // log(1 - p_any_)
+  uint32_t t_event_ = 0;    // P(event | deviation) in 2^-32 units
+  uint32_t t_any_ = 0;      // p_any_ in 2^-32 units
+  uint64_t quiet_ = 0;      // default decisions left before the next deviation
 };
 
 }  // namespace rseqmc
