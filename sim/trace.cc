@@ -240,7 +240,9 @@ std::string Cell(const Scenario& s, const TraceEntry& e) {
   switch (e.kind) {
     case TraceKind::kStep: {
       std::string c = who + " " + Where(p, e.pc) + " " + InstrText(s, e.pc);
-      if (e.a != 0) {
+      // The store of rseq_arm (to the thread's struct rseq) is its own text.
+      const bool arm = e.pc < p.code.size() && p.code[e.pc].op == Op::kRseqArm;
+      if (e.a != 0 && !arm) {
         std::string at = SymbolAt(s, static_cast<uint64_t>(e.a));
         c += " => " + (at.empty() ? Hex(static_cast<uint64_t>(e.a)) : at) + "=" + ValueText(s, e.b);
       }
