@@ -1,0 +1,57 @@
+// Helpers shared by the rseqmc subcommands: strict number and -D parsing,
+// loading a scenario from a file or the built-in set, shell quoting.
+#ifndef RSEQMC_TOOLS_RSEQMC_CLI_UTIL_H_
+#define RSEQMC_TOOLS_RSEQMC_CLI_UTIL_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace rseqmc::cli {
+
+// Exit codes of every subcommand.
+inline constexpr int kExitPass = 0;      // the execution(s) passed / the command succeeded
+inline constexpr int kExitFail = 1;      // a property or assert failed, the process was killed, ...
+inline constexpr int kExitUsage = 2;     // bad command line or bad input (scenario, token, -D)
+inline constexpr int kExitInternal = 3;  // a bug in rseqmc (unexpected exception)
+
+// A command-line mistake (unknown flag, malformed value). The CLI prints
+// "rseqmc <command>: <what>" and a pointer to the command's help, then exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses a whole string as a 64-bit integer: optional '-', then decimal digits
+// or 0x/0X and hex digits. Returns nullopt on anything else (empty, trailing
+// characters, overflow).
+std::optional<int64_t> ParseInt64(const std::string& text);
+// As ParseInt64, without a sign; the full unsigned 64-bit range.
+std::optional<uint64_t> ParseUint64(const std::string& text);
+
+// Parses the -D arguments ("NAME=VALUE", VALUE per ParseInt64) into a map; a
+// later definition of the same NAME wins. Throws UsageError naming the bad
+// argument (missing '=', NAME not an identifier, VALUE not an integer).
+std::map<std::string, int64_t> ParseDefines(const std::vector<std::string>& args);
+
+// Loads the scenario `file_or_name`: a path to an existing .rsq file, else the
+// name of a built-in scenario (scenarios/builtin.h). Applies `defines` (-D)
+// and checks that each names a constant of the scenario. Throws InputError for
+// a missing file/name, a parse or validation error, or an unknown -D name.
+Scenario LoadScenario(const std::string& file_or_name, const std::map<std::string, int64_t>& defines);
+
+// "pass" or "fail <verdict>", the way a scenario's `expect` line spells it.
+std::string ExpectText(Verdict v);
+
+// `arg` quoted for a POSIX shell when it contains anything but
+// [A-Za-z0-9_./=:+,@%-]; used to print command lines that can be pasted.
+std::string ShellQuote(const std::string& arg);
+
+}  // namespace rseqmc::cli
+
+#endif  // RSEQMC_TOOLS_RSEQMC_CLI_UTIL_H_

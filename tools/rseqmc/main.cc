@@ -1,0 +1,89 @@
+// rseqmc: the command line of the rseq simulator (DESIGN.md §1, §10).
+//
+//   rseqmc run [FILE] [options]   one execution with its timeline (or every built-in once)
+//   rseqmc list                   the built-in scenarios
+//   rseqmc help [COMMAND]         help
+//
+// Exit status: 0 pass, 1 failing verdict, 2 bad usage or input, 3 internal error.
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/diag.h"
+#include "tools/rseqmc/cli_util.h"
+#include "tools/rseqmc/commands.h"
+
+namespace rseqmc::cli {
+namespace {
+
+std::string Overview() {
+  return "rseqmc - deterministic simulator and model checker for Linux restartable sequences (rseq)\n"
+         "\n"
+         "usage:\n"
+         "  rseqmc run [FILE] [options]   run one execution of a scenario and print its timeline;\n"
+         "                                without FILE, run every built-in scenario once\n"
+         "  rseqmc list                   list the built-in scenarios\n"
+         "  rseqmc help [COMMAND]         show help (all commands, or one)\n"
+         "\n"
+         "FILE is a scenario file in the .rsq format (scenarios/README.md) or the name of a\n"
+         "built-in scenario such as percpu_counter or buggy/no_signature.\n";
+}
+
+std::string FullHelp() { return Overview() + "\n" + RunHelp() + "\n" + ListHelp(); }
+
+int HelpCommand(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cout << FullHelp();
+    return kExitPass;
+  }
+  if (args.size() > 1) throw UsageError("help takes at most one command name");
+  if (args[0] == "run") {
+    std::cout << RunHelp();
+  } else if (args[0] == "list") {
+    std::cout << ListHelp();
+  } else if (args[0] == "help") {
+    std::cout << Overview();
+  } else {
+    throw UsageError("no command '" + args[0] + "' (commands: run, list, help)");
+  }
+  return kExitPass;
+}
+
+int Main(int argc, char** argv) {
+  const std::string argv0 = argc > 0 && argv[0] != nullptr ? argv[0] : "rseqmc";
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  if (args.empty()) {
+    std::cerr << Overview() << "\nrseqmc: no command given; try 'rseqmc help'\n";
+    return kExitUsage;
+  }
+  const std::string command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  const bool known = command == "run" || command == "list" || command == "help";
+  try {
+    if (command == "run") return RunCommand(rest, argv0);
+    if (command == "list") return ListCommand(rest);
+    if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
+    if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
+    throw UsageError("unknown command '" + command + "' (commands: run, list, help)");
+  } catch (const UsageError& e) {
+    std::cout.flush();
+    std::cerr << "rseqmc" << (known ? " " + command : std::string()) << ": " << e.what() << "\n"
+              << "Try 'rseqmc help" << (known && command != "help" ? " " + command : std::string()) << "'.\n";
+    return kExitUsage;
+  } catch (const InputError& e) {
+    std::cout.flush();
+    std::cerr << e.Format() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "rseqmc: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace
+}  // namespace rseqmc::cli
+
+int main(int argc, char** argv) { return rseqmc::cli::Main(argc, argv); }

@@ -1,0 +1,293 @@
+// `rseqmc run`: one execution of a scenario (seeded random or replayed from a
+// token) with its timeline, or one seeded execution of every built-in scenario.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "scenarios/builtin.h"
+#include "scenarios/parser.h"
+#include "sim/diag.h"
+#include "sim/kernel_model.h"
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+#include "tools/rseqmc/cli_util.h"
+#include "tools/rseqmc/commands.h"
+
+namespace rseqmc::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr uint64_t kDefaultSeed = 1;
+
+// The parsed command line of `run`.
+struct RunArgs {
+  std::optional<std::string> file;
+  std::optional<uint64_t> seed;
+  std::optional<std::string> token;
+  std::optional<KernelVersion> kernel;  // --kernel, if given
+  std::map<std::string, int64_t> defines;
+  bool json = false;
+  std::optional<uint64_t> max_steps;
+  bool help = false;
+};
+
+po::options_description VisibleOptions() {
+  po::options_description d("Options of run");
+  d.add_options()
+      ("seed", po::value<std::string>()->value_name("N"),
+       "Seed of the random scheduler (decimal or 0x hex; default 1). The same seed, scenario and "
+       "kernel always give the same execution.")
+      ("schedule", po::value<std::string>()->value_name("TOKEN"),
+       "Replay the execution recorded in TOKEN (the 'schedule:' line of an earlier run) instead of a "
+       "random one. Needs FILE; not with --seed. The token carries the kernel model.")
+      ("kernel", po::value<std::string>()->value_name("VERSION"),
+       "rseq semantics to model: 4.18 .. 5.19 (NO_RESTART flags honoured) or 6.0 .. 6.18 (legacy). "
+       "Default: the running kernel if it is modelled, else 6.18; with --schedule, the token's.")
+      ("define,D", po::value<std::vector<std::string>>()->value_name("NAME=VALUE"),
+       "Override the scenario constant NAME (repeatable; VALUE decimal or 0x hex). Needs FILE.")
+      ("trace", po::value<std::string>()->value_name("text|json"),
+       "Output: 'text' (default) prints the per-CPU timeline, final symbols, thread outcomes and "
+       "property verdicts; 'json' prints one JSON object per execution on one line.")
+      ("max-steps", po::value<std::string>()->value_name("N"),
+       "Instructions per execution before the verdict 'steplimit' (default 100000).")
+      ("help,h", "Show this help.");
+  return d;
+}
+
+RunArgs ParseRunArgs(const std::vector<std::string>& args) {
+  po::options_description all;
+  all.add(VisibleOptions());
+  all.add_options()("file", po::value<std::string>(), "scenario");
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args)
+                  .options(all)
+                  .positional(positional)
+                  .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+
+  RunArgs a;
+  a.help = vm.count("help") > 0;
+  if (vm.count("file")) a.file = vm["file"].as<std::string>();
+  if (vm.count("seed")) {
+    const std::string text = vm["seed"].as<std::string>();
+    a.seed = ParseUint64(text);
+    if (!a.seed) throw UsageError("--seed " + text + ": not an unsigned 64-bit integer (decimal or 0x hex)");
+  }
+  if (vm.count("schedule")) a.token = vm["schedule"].as<std::string>();
+  if (vm.count("kernel")) {
+    std::string why;
+    a.kernel = ParseKernelVersion(vm["kernel"].as<std::string>(), &why);
+    if (!a.kernel) throw UsageError("--kernel " + vm["kernel"].as<std::string>() + ": " + why);
+  }
+  if (vm.count("define")) a.defines = ParseDefines(vm["define"].as<std::vector<std::string>>());
+  if (vm.count("trace")) {
+    const std::string format = vm["trace"].as<std::string>();
+    if (format != "text" && format != "json") {
+      throw UsageError("--trace " + format + ": expected 'text' or 'json'");
+    }
+    a.json = format == "json";
+  }
+  if (vm.count("max-steps")) {
+    const std::string text = vm["max-steps"].as<std::string>();
+    a.max_steps = ParseUint64(text);
+    if (!a.max_steps || *a.max_steps == 0) {
+      throw UsageError("--max-steps " + text + ": expected a positive integer");
+    }
+  }
+  if (a.seed && a.token) throw UsageError("--seed and --schedule exclude each other (a token fixes every choice)");
+  if (!a.file && a.token) throw UsageError("--schedule needs FILE: a token belongs to one scenario");
+  if (!a.file && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to one scenario");
+  return a;
+}
+
+KernelVersion ChosenKernel(const RunArgs& a) {
+  if (a.kernel) return *a.kernel;
+  std::string note;
+  KernelVersion k = DefaultKernelVersion(&note);
+  if (!note.empty()) std::cerr << "rseqmc: note: " << note << "\n";
+  return k;
+}
+
+RunOptions MakeRunOptions(const RunArgs& a, const KernelVersion& kernel, bool trace) {
+  RunOptions opt;
+  opt.record_trace = trace;
+  if (a.max_steps) opt.max_steps = *a.max_steps;
+  opt.kernel = kernel;
+  return opt;
+}
+
+uint32_t EventCount(const ExecutionResult& r, DecisionKind k) { return r.events[static_cast<int>(k)]; }
+
+// Inserts extra members before the closing brace of a FormatJson object.
+std::string WithMembers(std::string json, const std::string& members) {
+  if (!json.empty() && json.back() == '}') json.pop_back();
+  return json + members + "}";
+}
+
+std::string JsonQuote(const std::string& s) {
+  std::string q = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      q += buf;
+    } else {
+      q += static_cast<char>(c);
+    }
+  }
+  return q + "\"";
+}
+
+// One execution of FILE, printed in full.
+int RunOne(const RunArgs& a, const std::string& argv0) {
+  Scenario s = LoadScenario(*a.file, a.defines);
+  std::optional<Schedule> replay;
+  KernelVersion kernel;
+  if (a.token) {
+    replay = DecodeSchedule(s, *a.token);
+    if (a.kernel && a.kernel->model != replay->kernel) {
+      throw InputError("<command line>", {},
+                       "--kernel " + a.kernel->text + " selects the " + KernelModelName(a.kernel->model) +
+                           " model, but the token was recorded under " + KernelModelName(replay->kernel),
+                       "", "drop --kernel to replay under the token's model");
+    }
+    kernel = a.kernel ? *a.kernel : KernelVersion{replay->kernel, KernelModelName(replay->kernel)};
+  } else {
+    kernel = ChosenKernel(a);
+  }
+
+  Simulator sim(s, MakeRunOptions(a, kernel, /*trace=*/true));
+  ExecutionResult r;
+  const uint64_t seed = a.seed.value_or(kDefaultSeed);
+  if (replay) {
+    ReplayScheduler scheduler(*replay);
+    r = sim.Run(scheduler);
+  } else {
+    RandomScheduler scheduler(seed);
+    r = sim.Run(scheduler);
+  }
+
+  const std::string token = EncodeSchedule(s, r.schedule);
+  std::string command = argv0 + " run " + ShellQuote(*a.file) + " --schedule " + token;
+  for (const auto& [name, value] : a.defines) command += " -D " + ShellQuote(name + "=" + std::to_string(value));
+  if (a.max_steps) command += " --max-steps " + std::to_string(*a.max_steps);
+
+  if (a.json) {
+    std::string extra = ",\"seed\":" + (replay ? std::string("null") : std::to_string(seed)) +
+                        ",\"replay\":" + JsonQuote(command);
+    std::cout << WithMembers(FormatJson(s, r), extra) << "\n";
+  } else {
+    std::cout << FormatTimeline(s, r) << "\n";
+    std::cout << "schedule: " << token
+              << (replay ? std::string(" (replayed)") : " (seed " + std::to_string(seed) + ")") << "\n";
+    std::cout << "replay:   " << command << "\n";
+  }
+  return r.verdict == Verdict::kPass ? kExitPass : kExitFail;
+}
+
+// One seeded execution of every built-in scenario, one summary line each.
+int RunAllBuiltins(const RunArgs& a) {
+  const std::vector<BuiltinScenario>& all = BuiltinScenarios();
+  if (all.empty()) {
+    std::cout << "no built-in scenarios (add .rsq files under scenarios/ and rebuild)\n";
+    return kExitPass;
+  }
+  const KernelVersion kernel = ChosenKernel(a);
+  const uint64_t seed = a.seed.value_or(kDefaultSeed);
+  size_t width = 8;
+  for (const BuiltinScenario& b : all) width = std::max(width, b.name.size());
+
+  if (!a.json) {
+    std::printf("%-*s  %-14s %-14s %8s  %-11s %s\n", static_cast<int>(width), "SCENARIO", "VERDICT", "EXPECTS",
+                "STEPS", "EVENTS", "SCHEDULE");
+  }
+  int passed = 0, failed = 0, errors = 0;
+  for (const BuiltinScenario& b : all) {
+    try {
+      Scenario s = ParseScenario(b.text, b.path);
+      Simulator sim(s, MakeRunOptions(a, kernel, /*trace=*/a.json));
+      RandomScheduler scheduler(seed);
+      ExecutionResult r = sim.Run(scheduler);
+      (r.verdict == Verdict::kPass ? passed : failed)++;
+      if (a.json) {
+        std::cout << WithMembers(FormatJson(s, r), ",\"seed\":" + std::to_string(seed)) << "\n";
+        continue;
+      }
+      const std::string events = std::to_string(EventCount(r, DecisionKind::kPreempt)) + "/" +
+                                 std::to_string(EventCount(r, DecisionKind::kMigrate)) + "/" +
+                                 std::to_string(EventCount(r, DecisionKind::kSignal)) + "/" +
+                                 std::to_string(EventCount(r, DecisionKind::kIpi));
+      std::printf("%-*s  %-14s %-14s %8llu  %-11s %s\n", static_cast<int>(width), b.name.c_str(),
+                  ExpectText(r.verdict).c_str(), ExpectText(s.expected).c_str(),
+                  static_cast<unsigned long long>(r.steps), events.c_str(), EncodeSchedule(s, r.schedule).c_str());
+    } catch (const InputError& e) {
+      ++errors;
+      std::fflush(stdout);
+      std::cerr << e.Format() << "\n";
+      if (!a.json) std::printf("%-*s  %-14s\n", static_cast<int>(width), b.name.c_str(), "input-error");
+    }
+    std::fflush(stdout);
+  }
+  if (!a.json) {
+    std::printf(
+        "\n%zu scenarios, one random execution each (seed %llu): %d pass, %d fail, %d input errors.\n"
+        "EVENTS = injected preempt/migrate/signal/ipi. One execution is a sample, not a check: a buggy/ "
+        "scenario may pass it.\nReplay one with: rseqmc run NAME --schedule SCHEDULE\n",
+        all.size(), static_cast<unsigned long long>(seed), passed, failed, errors);
+  }
+  std::fflush(stdout);
+  return errors > 0 ? kExitUsage : kExitPass;
+}
+
+}  // namespace
+
+std::string RunHelp() {
+  std::ostringstream out;
+  out << "usage: rseqmc run [FILE] [--seed N | --schedule TOKEN] [--kernel VERSION] [-D NAME=VALUE]...\n"
+         "                  [--trace text|json] [--max-steps N]\n"
+         "\n"
+         "Runs one execution of the scenario FILE (a .rsq file, or the name of a built-in scenario\n"
+         "as shown by 'rseqmc list') under a seeded random schedule, or replays the schedule TOKEN,\n"
+         "and prints its timeline (one lane per virtual CPU), the final symbols, each thread's\n"
+         "outcome, the property verdicts, the schedule token and a command line that replays it.\n"
+         "Without FILE, runs every built-in scenario once and prints one summary line each.\n"
+         "\n"
+      << VisibleOptions()
+      << "\n"
+         "Exit status: 0 the execution passed (without FILE: every scenario was read and run);\n"
+         "1 a property or assert failed, the process was killed, a deadlock or the step limit;\n"
+         "2 bad usage or bad input (scenario file, -D, token), with a message on stderr;\n"
+         "3 an internal error.\n";
+  return out.str();
+}
+
+int RunCommand(const std::vector<std::string>& args, const std::string& argv0) {
+  const RunArgs a = ParseRunArgs(args);
+  if (a.help) {
+    std::cout << RunHelp();
+    return kExitPass;
+  }
+  return a.file ? RunOne(a, argv0) : RunAllBuiltins(a);
+}
+
+}  // namespace rseqmc::cli
