@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages rseqmc needs to build and test, and only the
+# ones that are missing. Idempotent and silent when everything is installed.
+# Run as root (or as a user with sudo) on Debian 12 (bookworm).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build
+  libboost-context-dev libboost-program-options-dev
+  librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libxbyak-dev libzydis-dev
+  clang
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  if [[ "$status" != "installed" ]]; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "install-deps: missing packages: ${missing[*]}; run this script as root to install them" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

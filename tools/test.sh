@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds rseqmc and runs every test: installs missing packages, then
+#   1. build/       warnings as errors, ctest;
+#   2. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer, ctest;
+#   3. the parser fuzzer for RSEQMC_FUZZ_SECONDS (default 30; 0 skips it), when
+#      clang and tools/fuzz-parser.sh exist.
+# Exits non-zero on the first failure. Run from anywhere; works on the repo root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=${RSEQMC_TEST_JOBS:-2}
+fuzz_seconds=${RSEQMC_FUZZ_SECONDS:-30}
+
+tools/install-deps.sh
+
+echo "== build (warnings as errors)"
+cmake -S . -B build -G Ninja -DRSEQMC_WERROR=ON
+cmake --build build
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== build-asan (ASan + UBSan)"
+cmake -S . -B build-asan -G Ninja -DRSEQMC_SANITIZE=ON -DRSEQMC_BENCH=OFF
+cmake --build build-asan
+ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+if [[ "$fuzz_seconds" -gt 0 ]] && command -v clang++ >/dev/null 2>&1 && [[ -x tools/fuzz-parser.sh ]]; then
+  echo "== fuzz the parser for ${fuzz_seconds}s"
+  RSEQMC_FUZZ_SECONDS="$fuzz_seconds" tools/fuzz-parser.sh
+fi
+echo "== all tests passed"
