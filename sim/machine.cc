@@ -110,6 +110,8 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   sched_ = scheduler;
   out_ = out;
   record_ = opt_.record_trace;
+  fp_on_ = scheduler->WantsFootprints();
+  fp_.Clear();
   out->memory.assign(init_mem_.begin(), init_mem_.end());
   mem_ = out->memory.data();
   if (threads_.size() != init_threads_.size()) threads_ = init_threads_;
@@ -172,7 +174,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   out->properties.clear();
   out->extra_strings.clear();
   std::fill(fiber_active_.begin(), fiber_active_.end(), 0);
-  if (live_threads_ == 0) Finish();
+  if (live_threads_ == 0) finished_ = true;
 }
 
 bool Machine::IsValid(const Decision& d) const {
@@ -229,6 +231,7 @@ bool Machine::Boundary(int self) {
   for (;;) {
     const Decision d = sched_->Choose(ChoiceView(*this));
     const uint64_t b = boundary_++;
+    if (fp_on_) fp_.Clear();
     if (d.kind == DecisionKind::kStep && d.cpu == last_cpu_) {
       cpu = last_cpu_;
       break;
@@ -255,6 +258,7 @@ bool Machine::Boundary(int self) {
   last_cpu_ = cpu;
   const int t = cpus_[cpu].running;
   SimThread& th = threads_[t];
+  TouchThread(t);
   if (th.notify_resume || (th.pending & ~th.blocked)) {
     ReturnToUser(t);
     if (finished_) {
@@ -278,6 +282,8 @@ void Machine::EndExecution() {
 void Machine::Enqueue(int cpu, int t) {
   SimCpu& c = cpus_[cpu];
   threads_[t].cpu = cpu;
+  TouchCpu(cpu);
+  TouchThread(t);
   if (c.running < 0) {
     SwitchIn(cpu, t, -1);
   } else {
@@ -299,6 +305,9 @@ void Machine::SwitchIn(int cpu, int t, int prev) {
   c.running = t;
   SimThread& th = threads_[t];
   th.cpu = cpu;
+  TouchThread(t);
+  TouchCpu(cpu);
+  if (fp_on_) fp_.mm_cid = true;
   AssignMmCid(t);
   if (record_) Record(TraceKind::kSwitchIn, cpu, t, th.cur().pc, prev);
 }
@@ -306,6 +315,8 @@ void Machine::SwitchIn(int cpu, int t, int prev) {
 void Machine::PickNext(int cpu, int next) {
   SimCpu& c = cpus_[cpu];
   c.running = -1;
+  TouchCpu(cpu);
+  if (fp_on_) fp_.mm_cid = true;
   if (!c.queue.empty()) {
     int n = c.queue.front();
     size_t pos = 0;
@@ -350,6 +361,9 @@ void Machine::ApplyEvent(const Decision& d) {
   const int cpu = d.cpu;
   const int t = cpus_[cpu].running;
   SimThread& th = threads_[t];
+  TouchThread(t);
+  if (d.kind == DecisionKind::kPreempt || d.kind == DecisionKind::kMigrate) TouchCpu(cpu);
+  if (d.kind == DecisionKind::kMigrate) TouchCpu(d.arg);
   switch (d.kind) {
     case DecisionKind::kPreempt:
       SwitchOut(cpu, d.arg, TraceKind::kPreempt);
@@ -433,6 +447,8 @@ void Machine::UpdateIds(int t) {
   // and mm_cid exist since 6.3; the 4.18 model writes only the CPU fields.
   SimThread& th = threads_[t];
   const uint64_t a = th.rseq_area;
+  TouchMem(a + kRseqOffCpuIdStart, 8, true);
+  TouchMem(a + kRseqOffNodeId, 8, true);
   Store(a + kRseqOffCpuIdStart, static_cast<uint32_t>(th.cpu), 4);
   Store(a + kRseqOffCpuId, static_cast<uint32_t>(th.cpu), 4);
   if (opt_.kernel.model != KernelModel::kLegacy418) {
@@ -458,6 +474,7 @@ bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
   Context& c = th.cur();
   const uint64_t ip = c.pc == kNativePc ? kNativeIp : CodeAddress(c.pc);
   const uint64_t ptr = Load(area + kRseqOffRseqCs, 8);
+  TouchMem(area + kRseqOffRseqCs, 8, ptr != 0);  // read; cleared (written) when set
   const char* segv = nullptr;
   std::string why;
   if (ptr != 0) {
@@ -468,6 +485,7 @@ bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
     } else if (!MemOk(ptr, kRseqCsBytes)) {
       segv = "rseq_cs points to unreadable memory (EFAULT)";
     } else {
+      TouchMem(ptr, kRseqCsBytes, false);
       const uint32_t version = static_cast<uint32_t>(Load(ptr + 0, 4));
       const uint32_t cs_flags = static_cast<uint32_t>(Load(ptr + 4, 4));
       const uint64_t start_ip = Load(ptr + 8, 8);
@@ -495,6 +513,7 @@ bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
         } else if (ip - start_ip < post_commit_offset) {
           // In the section (rule 5: unsigned half-open test, in_rseq_cs()).
           // rseq_need_restart() (rules 6, 18).
+          TouchMem(area + kRseqOffFlags, 4, false);
           const uint32_t flags = cs_flags | static_cast<uint32_t>(Load(area + kRseqOffFlags, 4));
           bool restart;
           if (HonoursNoRestartFlags(opt_.kernel.model)) {
@@ -565,6 +584,7 @@ void Machine::FailAssert(int t, uint32_t pc, const std::string& msg) {
 void Machine::ExitThread(int t, int64_t v) {
   SimThread& th = threads_[t];
   th.state = ThreadState::kExited;
+  TouchThread(t);
   ThreadOutcome& o = out_->threads[t];
   o.exited = true;
   o.ret = v;
@@ -735,6 +755,9 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
           SegvAccess(t, pc, addr);
           return Stop::kEnded;
         }
+        // Atomics count as writes even when a cas fails: dependence must hold
+        // for the transition in any order.
+        TouchMem(addr, bytes, in.op != Op::kLd && in.op != Op::kLd32);
         switch (in.op) {
           case Op::kLd:
           case Op::kLd32: r[in.rd] = static_cast<int64_t>(Load(addr, bytes)); break;
@@ -814,6 +837,7 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
         if (th.rseq_area != 0) {
           static constexpr uint64_t kOff[] = {kRseqOffCpuIdStart, kRseqOffCpuId, kRseqOffNodeId, kRseqOffMmCid,
                                               kRseqOffFlags};
+          TouchMem(th.rseq_area + kOff[in.aux], 4, false);
           v = Load(th.rseq_area + kOff[in.aux], 4);
         } else if (static_cast<RseqField>(in.aux) == RseqField::kCpuId) {
           v = 0xffffffffu;  // RSEQ_CPU_ID_UNINITIALIZED as read from an unregistered area
@@ -828,6 +852,7 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
         const uint64_t area = th.rseq_area ? th.rseq_area : AreaAddress(t);
         wrote_addr = area + kRseqOffRseqCs;
         wrote_val = static_cast<int64_t>(DescriptorAddress(in.target));
+        TouchMem(wrote_addr, 8, true);
         Store(wrote_addr, static_cast<uint64_t>(wrote_val), 8);
         break;
       }
@@ -864,6 +889,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
   const int64_t arg = in.use_imm ? in.imm : c.r[in.rs];
   switch (in.op) {
     case Op::kSchedYield: {
+      TouchCpu(th.cpu);
       // Rule 10: a yield that re-picks the same task is no switch and no event.
       if (!cpus_[th.cpu].queue.empty()) SwitchOut(th.cpu, -1, TraceKind::kYield);
       break;
@@ -900,6 +926,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         ret = kEsrch;
         break;
       }
+      TouchThread(static_cast<int>(target));
       if (record_) Record(TraceKind::kSignal, threads_[target].cpu, static_cast<int>(target), threads_[target].cur().pc, in.aux);
       RaiseSignal(static_cast<int>(target), in.aux);
       break;
@@ -915,9 +942,11 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       }
       for (int cpu = 0; cpu < num_cpus_; ++cpu) {
         if (target_cpu >= 0 && cpu != target_cpu) continue;
+        TouchCpu(cpu);
         const int victim = cpus_[cpu].running;
         if (victim < 0 || (victim == t && target_cpu < 0)) continue;
         if (record_) Record(TraceKind::kIpi, cpu, victim, threads_[victim].cur().pc);
+        TouchThread(victim);
         threads_[victim].event_mask |= kEventPreempt;
         threads_[victim].notify_resume = true;
       }
@@ -931,6 +960,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         break;
       }
       th.rseq_area = AreaAddress(t);
+      TouchMem(th.rseq_area, kRseqAreaBytes, true);
       th.rseq_len = kRseqAreaBytes;
       th.rseq_sig = sig;
       // Rule 3: a stale rseq_cs is cleared (6.15 and the 5.10+ stable fix);
@@ -950,6 +980,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         ret = kEperm;
         break;
       }
+      TouchMem(th.rseq_area, kRseqAreaBytes, true);
       Store(th.rseq_area + kRseqOffCpuIdStart, 0, 4);
       Store(th.rseq_area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
       Store(th.rseq_area + kRseqOffNodeId, 0, 4);
@@ -984,6 +1015,45 @@ uint64_t ChoiceView::Steps() const { return m_.steps(); }
 uint32_t ChoiceView::Events(DecisionKind k) const { return m_.events(k); }
 uint32_t ChoiceView::TotalEvents() const { return m_.total_events(); }
 bool ChoiceView::IsValid(const Decision& d) const { return m_.IsValid(d); }
+
+std::pair<uint64_t, uint64_t> Machine::StateHash() const {
+  // Two independent multiply-xorshift streams give 128 bits.
+  uint64_t h1 = 0x9ae16a3b2f90404full, h2 = 0xc3a5c85c97cb3127ull;
+  auto mix = [&](uint64_t v) {
+    h1 = (h1 ^ v) * 0x9e3779b97f4a7c15ull;
+    h1 ^= h1 >> 31;
+    h2 = (h2 ^ (v + 0x632be59bd9b4e019ull)) * 0xff51afd7ed558ccdull;
+    h2 ^= h2 >> 29;
+  };
+  const size_t words = mem_size_ / 8;
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, mem_ + 8 * i, 8);
+    mix(w);
+  }
+  for (const SimThread& th : threads_) {
+    mix(static_cast<uint64_t>(th.state) | static_cast<uint64_t>(th.cpu) << 8 |
+        static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
+        static_cast<uint64_t>(th.depth) << 32 | static_cast<uint64_t>(static_cast<uint32_t>(th.mm_cid)) << 40);
+    mix(th.affinity);
+    mix(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
+    mix(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
+    for (int d = 0; d <= th.depth; ++d) {
+      const Context& c = th.ctx[d];
+      for (int64_t r : c.r) mix(static_cast<uint64_t>(r));
+      mix(static_cast<uint64_t>(c.pc) | static_cast<uint64_t>(c.call_depth) << 32);
+      for (uint32_t i = 0; i < c.call_depth; ++i) mix(c.ret_stack[i]);
+      mix(static_cast<uint64_t>(c.signo) | static_cast<uint64_t>(c.saved_blocked) << 32);
+    }
+  }
+  for (const SimCpu& c : cpus_) {
+    mix(static_cast<uint64_t>(static_cast<uint32_t>(c.running)) | static_cast<uint64_t>(c.queue.size()) << 32);
+    for (int8_t q : c.queue) mix(static_cast<uint64_t>(q));
+  }
+  mix(cid_used_);
+  for (uint32_t e : events_) mix(e);
+  return {h1, h2};
+}
 
 bool Machine::InCriticalSection(int t) const {
   const SimThread& th = threads_[t];

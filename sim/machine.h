@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/footprint.h"
 #include "sim/ir.h"
 #include "sim/kernel_model.h"
 #include "sim/scenario.h"
@@ -107,6 +108,15 @@ class Machine {
   bool InCriticalSection(int t) const;
   // Node of a CPU.
   uint32_t NodeOf(int cpu) const;
+  // Footprint of the transition that ended just before the current
+  // Scheduler::Choose call (or before EndExecution). Only recorded when the
+  // scheduler's WantsFootprints() is true.
+  const Footprint& last_footprint() const { return fp_; }
+  // 128-bit hash of the complete machine state at this boundary (memory,
+  // thread contexts and signal state, rseq registrations and event masks, CPU
+  // run queues, mm_cid allocation, events injected so far), for stateful search.
+  // Meaningful only for scenarios whose threads are all IR.
+  std::pair<uint64_t, uint64_t> StateHash() const;
 
   // ---- driving (Simulator only) ----
   void Reset(Scheduler* scheduler, ExecutionResult* out);
@@ -169,6 +179,15 @@ class Machine {
   bool SegvAccess(int t, uint32_t pc, uint64_t addr);
   void UpdateIds(int t);
   void AssignMmCid(int t);
+  void TouchThread(int t) {
+    if (fp_on_) fp_.threads |= 1ull << t;
+  }
+  void TouchCpu(int c) {
+    if (fp_on_) fp_.cpus |= 1ull << c;
+  }
+  void TouchMem(uint64_t addr, int bytes, bool write) {
+    if (fp_on_) fp_.Access(addr, bytes, write);
+  }
   void Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a = 0, int64_t b = 0, std::string detail = {});
   bool MemOk(uint64_t addr, int bytes) const {
     return addr >= kDataBase && addr - kDataBase + bytes <= mem_size_;
@@ -212,6 +231,8 @@ class Machine {
   uint64_t cid_used_ = 0;   // mm_cid bitmap of running threads
   std::vector<uint8_t> fiber_active_;
   std::exception_ptr error_;
+  bool fp_on_ = false;
+  Footprint fp_;
 };
 
 }  // namespace rseqmc

@@ -93,7 +93,13 @@ class Scheduler {
   virtual void BeginExecution(const Machine& /*m*/) {}
   // Called at every boundary; must return a decision for which view.IsValid() holds
   // (an invalid one ends the execution with an InputError naming the step).
+  // Machine::last_footprint() then describes the transition that just ended.
   virtual Decision Choose(const ChoiceView& view) = 0;
+  // Called once when the execution has ended (the machine still holds the final
+  // state and the last transition's footprint).
+  virtual void EndExecution(const Machine& /*m*/) {}
+  // True if the machine should record each transition's footprint (DPOR).
+  virtual bool WantsFootprints() const { return false; }
 };
 
 }  // namespace rseqmc

@@ -56,6 +56,7 @@ Verdict Simulator::RunInto(Scheduler& scheduler, ExecutionResult& out) {
   }
   Unwind();
   m.Finish();
+  scheduler.EndExecution(m);
   return out.verdict;
 }
 
