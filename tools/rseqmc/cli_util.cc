@@ -8,19 +8,6 @@
 #include "sim/diag.h"
 
 namespace rseqmc::cli {
-namespace {
-
-bool IsIdentifier(const std::string& s) {
-  if (s.empty()) return false;
-  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  if (!alpha(s[0])) return false;
-  for (char c : s) {
-    if (!alpha(c) && !(c >= '0' && c <= '9') && c != '.') return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 std::optional<uint64_t> ParseUint64(const std::string& text) {
   size_t i = 0;
@@ -49,33 +36,11 @@ std::optional<uint64_t> ParseUint64(const std::string& text) {
   return v;
 }
 
-std::optional<int64_t> ParseInt64(const std::string& text) {
-  const bool negative = !text.empty() && text[0] == '-';
-  std::optional<uint64_t> magnitude = ParseUint64(negative ? text.substr(1) : text);
-  if (!magnitude) return std::nullopt;
-  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (*magnitude > limit) return std::nullopt;
-  return negative ? static_cast<int64_t>(0 - *magnitude) : static_cast<int64_t>(*magnitude);
-}
-
 std::map<std::string, int64_t> ParseDefines(const std::vector<std::string>& args) {
   std::map<std::string, int64_t> defines;
   for (const std::string& arg : args) {
-    const size_t eq = arg.find('=');
-    if (eq == std::string::npos) {
-      throw UsageError("-D " + arg + ": expected NAME=VALUE, e.g. -D OPS=4");
-    }
-    const std::string name = arg.substr(0, eq);
-    const std::string value = arg.substr(eq + 1);
-    if (!IsIdentifier(name)) {
-      throw UsageError("-D " + arg + ": '" + name + "' is not a constant name ([A-Za-z_][A-Za-z0-9_.]*)");
-    }
-    std::optional<int64_t> v = ParseInt64(value);
-    if (!v) {
-      throw UsageError("-D " + arg + ": '" + value +
-                       "' is not a 64-bit integer (decimal such as -7 or 42, or hex such as 0x40)");
-    }
-    defines[name] = *v;
+    auto [name, value] = ParseDefine(arg);
+    defines[name] = value;
   }
   return defines;
 }
@@ -83,25 +48,13 @@ std::map<std::string, int64_t> ParseDefines(const std::vector<std::string>& args
 Scenario LoadScenario(const std::string& file_or_name, const std::map<std::string, int64_t>& defines) {
   std::error_code ec;
   const auto status = std::filesystem::status(file_or_name, ec);
-  Scenario s;
-  if (!ec && std::filesystem::is_regular_file(status)) {
-    s = ParseScenarioFile(file_or_name, defines);
-  } else if (!ec && std::filesystem::exists(status)) {
+  if (!ec && std::filesystem::is_regular_file(status)) return ParseScenarioFile(file_or_name, defines);
+  if (!ec && std::filesystem::exists(status)) {
     throw InputError(file_or_name, {}, "not a regular file", "", "give a .rsq scenario file or a built-in name");
-  } else if (const BuiltinScenario* b = FindBuiltinScenario(file_or_name)) {
-    s = ParseScenario(b->text, b->path, defines);
-  } else {
-    throw InputError(file_or_name, {}, "no such file, and no built-in scenario of that name", "",
-                     "run 'rseqmc list' to see the built-in scenarios");
   }
-  for (const auto& [name, value] : defines) {
-    if (s.FindConstant(name) >= 0) continue;
-    std::string known;
-    for (const Constant& c : s.constants) known += (known.empty() ? "" : ", ") + c.name;
-    throw InputError("<command line>", {}, "-D " + name + ": scenario '" + s.name + "' has no constant '" + name + "'",
-                     "", known.empty() ? "it declares no constants" : "its constants: " + known);
-  }
-  return s;
+  if (const BuiltinScenario* b = FindBuiltinScenario(file_or_name)) return ParseScenario(b->text, b->path, defines);
+  throw InputError(file_or_name, {}, "no such file, and no built-in scenario of that name", "",
+                   "run 'rseqmc list' to see the built-in scenarios");
 }
 
 std::string ExpectText(Verdict v) {

@@ -27,22 +27,20 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses a whole string as a 64-bit integer: optional '-', then decimal digits
-// or 0x/0X and hex digits. Returns nullopt on anything else (empty, trailing
-// characters, overflow).
-std::optional<int64_t> ParseInt64(const std::string& text);
-// As ParseInt64, without a sign; the full unsigned 64-bit range.
+// Parses a whole string as an unsigned 64-bit integer: decimal digits, or
+// 0x/0X and hex digits. Returns nullopt on anything else (empty, a sign,
+// trailing characters, overflow).
 std::optional<uint64_t> ParseUint64(const std::string& text);
 
-// Parses the -D arguments ("NAME=VALUE", VALUE per ParseInt64) into a map; a
-// later definition of the same NAME wins. Throws UsageError naming the bad
-// argument (missing '=', NAME not an identifier, VALUE not an integer).
+// Parses the -D arguments ("NAME=VALUE", see ParseDefine in scenarios/parser.h)
+// into a map; a later definition of the same NAME wins. Throws InputError
+// naming the bad argument.
 std::map<std::string, int64_t> ParseDefines(const std::vector<std::string>& args);
 
 // Loads the scenario `file_or_name`: a path to an existing .rsq file, else the
-// name of a built-in scenario (scenarios/builtin.h). Applies `defines` (-D)
-// and checks that each names a constant of the scenario. Throws InputError for
-// a missing file/name, a parse or validation error, or an unknown -D name.
+// name of a built-in scenario (scenarios/builtin.h), with `defines` (-D)
+// replacing constants. Throws InputError for a missing file/name, a parse or
+// validation error, or a -D naming no constant of the scenario.
 Scenario LoadScenario(const std::string& file_or_name, const std::map<std::string, int64_t>& defines);
 
 // "pass" or "fail <verdict>", the way a scenario's `expect` line spells it.
