@@ -128,6 +128,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.rseq_sig = init.rseq_sig;
     th.event_mask = 0;
     th.notify_resume = false;
+    th.chosen = false;
     th.mm_cid = -1;
     th.pending = 0;
     th.blocked = 0;
@@ -166,6 +167,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   for (uint32_t& e : events_) e = 0;
   finished_ = false;
   out->verdict = Verdict::kPass;
+  out->stopped = false;
   out->message.clear();
   out->trace.clear();
   out->schedule.entries.clear();
@@ -220,6 +222,11 @@ void Machine::Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a, int64_
 
 bool Machine::Boundary(int self) {
   if (finished_) return false;
+  if (self >= 0 && threads_[self].chosen) {
+    // A fiber's first boundary: the boundary that started it already chose it.
+    threads_[self].chosen = false;
+    return true;
+  }
   if (steps_ >= opt_.max_steps) {
     out_->verdict = Verdict::kStepLimit;
     out_->message = "execution exceeded " + std::to_string(opt_.max_steps) +
@@ -231,11 +238,17 @@ bool Machine::Boundary(int self) {
   for (;;) {
     const Decision d = sched_->Choose(ChoiceView(*this));
     const uint64_t b = boundary_++;
-    if (fp_on_) fp_.Clear();
     if (d.kind == DecisionKind::kStep && d.cpu == last_cpu_) {
+      if (fp_on_) fp_.Clear();
       cpu = last_cpu_;
       break;
     }
+    if (d.IsStop()) {
+      out_->stopped = true;
+      EndExecution();
+      return false;
+    }
+    if (fp_on_) fp_.Clear();
     if (!IsValid(d)) {
       throw InputError("<schedule>", {}, "decision '" + ToString(d) + "' at boundary " + std::to_string(b) +
                                              " (step " + std::to_string(steps_) +
@@ -267,6 +280,7 @@ bool Machine::Boundary(int self) {
     }
   }
   if (t != self) {
+    if (!fiber_active_[t]) th.chosen = true;
     fibers_->SwitchTo(t);
     // Resumed: either chosen to run (state already prepared) or the execution
     // ended and we are being unwound.
@@ -604,7 +618,7 @@ void Machine::Finish() {
   for (size_t t = 0; t < threads_.size(); ++t) {
     if (!r.threads[t].exited) r.threads[t].final_cpu = static_cast<uint32_t>(threads_[t].cpu);
   }
-  if (r.verdict == Verdict::kPass) {
+  if (r.verdict == Verdict::kPass && !r.stopped) {
     r.properties.reserve(s_.properties.size());
     for (const Property& p : s_.properties) {
       PropertyOutcome po = EvaluateProperty(s_, p.expr, r);

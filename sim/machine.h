@@ -67,6 +67,7 @@ struct SimThread {
   uint32_t rseq_sig = 0;
   uint8_t event_mask = 0;       // task->rseq_event_mask (legacy)
   bool notify_resume = false;   // TIF_NOTIFY_RESUME: evaluate rseq before user code runs
+  bool chosen = false;          // its fiber was started by a boundary that already chose it
   int32_t mm_cid = -1;
   uint32_t pending = 0;         // pending signals (bit = signo)
   uint32_t blocked = 0;         // blocked signals

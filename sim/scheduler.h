@@ -53,6 +53,10 @@ struct Decision {
     return {DecisionKind::kSignal, static_cast<int8_t>(cpu), static_cast<int16_t>(signo)};
   }
   static constexpr Decision Ipi(int cpu) { return {DecisionKind::kIpi, static_cast<int8_t>(cpu), -1}; }
+  // Ends the execution here without a verdict (ExecutionResult::stopped): an
+  // explorer's way to abandon a redundant execution. Never recorded.
+  static constexpr Decision Stop() { return {DecisionKind::kStep, -1, -1}; }
+  bool IsStop() const { return cpu < 0; }
   bool IsEvent() const { return kind != DecisionKind::kStep; }
   friend bool operator==(const Decision&, const Decision&) = default;
 };

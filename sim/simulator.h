@@ -65,6 +65,7 @@ struct ExecutionResult {
   Schedule schedule;              // replays this execution exactly
   Trace trace;                    // empty unless RunOptions::record_trace
   uint64_t steps = 0;             // IR instructions executed
+  bool stopped = false;           // the scheduler ended it early (Decision::Stop); no verdict
   uint32_t events[kNumDecisionKinds] = {};  // injected events by kind (kStep unused)
   uint64_t trace_hash = 0;        // hash of the decision sequence and final state (determinism check)
   std::vector<std::string> extra_strings;  // observe names from native threads (ids after Program::strings)

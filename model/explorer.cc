@@ -1,0 +1,612 @@
+// Exhaustive exploration (DFS, DPOR with sleep sets, stateful DFS) and the
+// sampling strategies' driver. See model/explorer.h for the contract.
+//
+// The exhaustive strategies are stateless and replay-based (as CHESS and
+// Loom): the current path is a stack of nodes, one per boundary; each execution
+// replays the stack's prefix and extends it with first choices; afterwards the
+// deepest node with an unexplored alternative is advanced.
+#include "model/explorer.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <unordered_set>
+
+#include "model/pct.h"
+#include "sim/diag.h"
+#include "sim/machine.h"
+
+namespace rseqmc {
+
+bool Bounds::Allows(DecisionKind kind, const uint32_t* counts, uint32_t total) const {
+  if (total >= max_events) return false;
+  const uint32_t n = counts[static_cast<int>(kind)];
+  switch (kind) {
+    case DecisionKind::kPreempt: return n < max_preemptions;
+    case DecisionKind::kMigrate: return n < max_migrations;
+    case DecisionKind::kSignal: return n < max_signals;
+    case DecisionKind::kIpi: return n < max_ipis;
+    case DecisionKind::kStep: return true;
+  }
+  return false;
+}
+
+std::string Bounds::ToString() const {
+  std::string s = "events<=" + std::to_string(max_events);
+  auto add = [&s](const char* name, uint32_t v) {
+    if (v != kUnbounded) s += std::string(" ") + name + "<=" + std::to_string(v);
+  };
+  add("preempt", max_preemptions);
+  add("migrate", max_migrations);
+  add("signal", max_signals);
+  add("ipi", max_ipis);
+  return s;
+}
+
+const char* StrategyName(StrategyKind k) {
+  switch (k) {
+    case StrategyKind::kDfs: return "dfs";
+    case StrategyKind::kDpor: return "dpor";
+    case StrategyKind::kStateful: return "stateful";
+    case StrategyKind::kRandom: return "random";
+    case StrategyKind::kPct: return "pct";
+  }
+  return "?";
+}
+
+std::optional<StrategyKind> ParseStrategy(const std::string& name) {
+  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor, StrategyKind::kStateful, StrategyKind::kRandom,
+                         StrategyKind::kPct}) {
+    if (name == StrategyName(k)) return k;
+  }
+  return std::nullopt;
+}
+
+Outcome OutcomeOf(const Scenario& s, const ExecutionResult& r) {
+  Outcome o;
+  o.verdict = r.verdict;
+  uint64_t end = kDataBase;
+  for (const Symbol& sym : s.program.symbols) end = std::max(end, sym.address + sym.size_bytes);
+  const size_t n = std::min<size_t>(end - kDataBase, r.memory.size());
+  o.symbols.assign(r.memory.begin(), r.memory.begin() + static_cast<std::ptrdiff_t>(n));
+  o.returns.reserve(r.threads.size());
+  o.observed.reserve(r.threads.size());
+  for (const ThreadOutcome& t : r.threads) {
+    o.returns.push_back(t.exited ? t.ret : 0);
+    o.observed.push_back(t.observed);
+  }
+  return o;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A transition named relative to its thread (stable across reorderings of
+// independent transitions, unlike CPU numbers): the thread steps, or an event
+// hits it (preempt to `arg` thread or -1, migrate to CPU `arg`, signal `arg`,
+// IPI of its CPU).
+struct Alt {
+  int8_t thread = 0;
+  DecisionKind kind = DecisionKind::kStep;
+  int16_t arg = -1;
+  friend bool operator==(const Alt&, const Alt&) = default;
+};
+
+Decision ToDecision(const Machine& m, const Alt& a) {
+  const int cpu = m.thread(a.thread).cpu;
+  switch (a.kind) {
+    case DecisionKind::kStep: return Decision::Step(cpu);
+    case DecisionKind::kPreempt: return Decision::Preempt(cpu, a.arg);
+    case DecisionKind::kMigrate: return Decision::Migrate(cpu, a.arg);
+    case DecisionKind::kSignal: return Decision::Signal(cpu, a.arg);
+    case DecisionKind::kIpi: return Decision::Ipi(cpu);
+  }
+  return Decision::Step(cpu);
+}
+
+// Appends thread t's alternatives at this boundary: its step, then each event
+// the bounds still allow.
+void AppendAlternatives(const Machine& m, int t, const Bounds& b, std::vector<Alt>& out) {
+  const int8_t th = static_cast<int8_t>(t);
+  out.push_back({th, DecisionKind::kStep, -1});
+  uint32_t counts[kNumDecisionKinds];
+  for (int k = 0; k < kNumDecisionKinds; ++k) counts[k] = m.events(static_cast<DecisionKind>(k));
+  const uint32_t total = m.total_events();
+  const int cpu = m.thread(t).cpu;
+  if (b.Allows(DecisionKind::kPreempt, counts, total)) {
+    const auto& q = m.cpu(cpu).queue;
+    if (q.empty()) {
+      out.push_back({th, DecisionKind::kPreempt, -1});
+    } else {
+      for (int8_t next : q) out.push_back({th, DecisionKind::kPreempt, next});
+    }
+  }
+  if (b.Allows(DecisionKind::kMigrate, counts, total)) {
+    const uint64_t aff = m.thread(t).affinity;
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      if (c != cpu && ((aff >> c) & 1)) out.push_back({th, DecisionKind::kMigrate, static_cast<int16_t>(c)});
+    }
+  }
+  if (b.Allows(DecisionKind::kSignal, counts, total)) {
+    for (const SignalSpec& sg : m.scenario().signals) {
+      if (sg.handler >= 0) out.push_back({th, DecisionKind::kSignal, static_cast<int16_t>(sg.signo)});
+    }
+  }
+  if (b.Allows(DecisionKind::kIpi, counts, total)) out.push_back({th, DecisionKind::kIpi, -1});
+}
+
+// True if thread t's next step touches nothing but t itself: an instruction
+// that reads and writes only its registers (ALU, branches, calls within the
+// thread, sig, nop, observe, assert) with no kernel work pending. Such a step
+// commutes with every transition of other threads, so the exhaustive
+// strategies schedule other threads only at visible steps (as stateless
+// checkers schedule only at shared accesses); events on t are still tried
+// before it.
+bool StepIsLocal(const Machine& m, int t) {
+  const SimThread& th = m.thread(t);
+  if (th.notify_resume || (th.pending & ~th.blocked) != 0) return false;
+  const Context& c = th.cur();
+  if (c.pc == kNativePc || c.pc >= m.scenario().program.code.size()) return false;
+  switch (m.scenario().program.code[c.pc].op) {
+    case Op::kLi: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
+    case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul: case Op::kLa:
+    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
+    case Op::kJmp: case Op::kCall: case Op::kSig: case Op::kNop: case Op::kFence:
+    case Op::kObserve: case Op::kAssert: case Op::kGetcpu: case Op::kRseqAddr:
+      return true;
+    case Op::kRet:
+      return c.call_depth > 0;  // exit and sigreturn are visible
+    default:
+      return false;
+  }
+}
+
+// Hash of a thread's user-visible local state (for spin detection).
+uint64_t ContextHash(const SimThread& th) {
+  uint64_t h = 0x84222325cbf29ce4ull ^ static_cast<uint64_t>(th.depth);
+  for (int d = 0; d <= th.depth; ++d) {
+    const Context& c = th.ctx[d];
+    for (int64_t r : c.r) h = (h ^ static_cast<uint64_t>(r)) * 0x100000001b3ull;
+    h = (h ^ (static_cast<uint64_t>(c.pc) << 8 | c.call_depth)) * 0x100000001b3ull;
+  }
+  h = (h ^ th.pending ^ (static_cast<uint64_t>(th.blocked) << 32)) * 0x100000001b3ull;
+  return h;
+}
+
+struct SleepEntry {
+  Alt alt;
+  Footprint fp;
+};
+
+struct Node {
+  uint64_t enabled = 0;     // threads that may be chosen here
+  uint64_t backtrack = 0;   // threads to explore here
+  uint64_t done = 0;        // threads whose alternatives are exhausted
+  int8_t thread = -1;       // thread being explored
+  uint16_t alt = 0;         // its alternative being explored (index into alts)
+  uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
+  std::vector<Alt> alts;    // all enabled threads' alternatives, grouped by thread
+  std::vector<SleepEntry> sleep;
+  Footprint fp;             // footprint of the transition taken on the current path
+  uint64_t writes_before = 0;  // write transitions on the path before this node
+};
+
+struct SpinMark {
+  uint64_t ctx = 0;
+  uint64_t writes = ~0ull;
+};
+
+class DfsEngine : public Scheduler {
+ public:
+  DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds)
+      : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
+        stateful_(o.strategy == StrategyKind::kStateful) {}
+
+  bool WantsFootprints() const override { return true; }
+
+  void BeginExecution(const Machine&) override {
+    depth_ = 0;
+    stopped_redundant_ = false;
+    deadlock_ = false;
+    path_writes_ = 0;
+    spins_.assign(s_.threads.size(), {});
+  }
+
+  Decision Choose(const ChoiceView& view) override {
+    const Machine& m = view.machine();
+    if (depth_ > 0) NoteTransition(m);
+    if (depth_ < replay_len_) {
+      Node& n = stack_[depth_];
+      n.writes_before = path_writes_;
+      UpdateSpin(m, n);
+      ++depth_;
+      return ToDecision(m, n.alts[n.alt]);
+    }
+    // A new node.
+    if (stateful_) {
+      const auto h = m.StateHash();
+      if (!visited_.insert(h).second) {
+        stopped_redundant_ = true;
+        return Decision::Stop();
+      }
+    }
+    stack_.emplace_back();
+    Node& n = stack_.back();
+    n.writes_before = path_writes_;
+    if (dpor_ && depth_ > 0) {
+      const Node& parent = stack_[depth_ - 1];
+      for (const SleepEntry& e : parent.sleep) {
+        if (!Dependent(e.fp, parent.fp)) n.sleep.push_back(e);
+      }
+    }
+    UpdateSpin(m, n);
+    // Enabled threads: the running ones. A thread spinning without effect
+    // keeps its event alternatives but loses its step.
+    const int default_thread = m.cpu(m.default_cpu()).running;
+    // Exhaustive strategies: a local next step of the default thread is taken
+    // without trying other threads here (see StepIsLocal).
+    const bool local_only = !dpor_ && default_thread >= 0 && !Spinning(m, default_thread) &&
+                            StepIsLocal(m, default_thread);
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      const int t = m.cpu(c).running;
+      if (t < 0 || (local_only && t != default_thread)) continue;
+      const size_t before = n.alts.size();
+      AppendAlternatives(m, t, bounds_, n.alts);
+      if (Spinning(m, t)) n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
+      if (n.alts.size() > before) n.enabled |= 1ull << t;
+    }
+    if (n.enabled == 0) {
+      // Every running thread spins on memory nothing will change. If a thread
+      // waits in a run queue, only the event bounds keep it from running (a
+      // real kernel's tick would preempt the spinner): abandon the execution.
+      // If none does, no schedule can make progress: a livelock.
+      stack_.pop_back();
+      bool queued = false;
+      for (int c = 0; c < m.num_cpus(); ++c) queued |= !m.cpu(c).queue.empty();
+      if (queued) {
+        stopped_redundant_ = true;
+      } else {
+        deadlock_ = true;
+      }
+      return Decision::Stop();
+    }
+    // First choice: a step (of the default thread if possible), else an event.
+    int first = -1;
+    auto steps_first = [&](int t) {
+      for (const Alt& a : n.alts) {
+        if (a.thread == t) return a.kind == DecisionKind::kStep && !Asleep(n, a) && SelectThread(n, t);
+      }
+      return false;
+    };
+    if (default_thread >= 0 && ((n.enabled >> default_thread) & 1) && steps_first(default_thread)) {
+      first = default_thread;
+    }
+    for (uint64_t e = n.enabled; first < 0 && e != 0; e &= e - 1) {
+      if (steps_first(std::countr_zero(e))) first = std::countr_zero(e);
+    }
+    for (uint64_t e = n.enabled; first < 0 && e != 0; e &= e - 1) {
+      if (SelectThread(n, std::countr_zero(e))) first = std::countr_zero(e);
+    }
+    if (first < 0) {
+      // Sleep-set blocked: every continuation was explored elsewhere.
+      stack_.pop_back();
+      stopped_redundant_ = true;
+      return Decision::Stop();
+    }
+    n.backtrack = dpor_ ? (1ull << first) : n.enabled;
+    ++depth_;
+    return ToDecision(m, n.alts[n.alt]);
+  }
+
+  void EndExecution(const Machine& m) override {
+    if (depth_ > 0 && depth_ <= stack_.size()) NoteTransition(m);
+    // Nodes past the end (from a Stop before pushing) are not on the path.
+    stack_.resize(std::min<size_t>(stack_.size(), depth_));
+  }
+
+  // Runs the whole exploration.
+  void Run(Simulator& sim, ExploreResult& res, const std::function<bool(ExecutionResult&)>& after) {
+    ExecutionResult r;
+    replay_len_ = 0;
+    stack_.clear();
+    for (;;) {
+      sim.RunInto(*this, r);
+      if (deadlock_) {
+        r.stopped = false;
+        r.verdict = Verdict::kDeadlock;
+        r.message = "livelock: every thread spins on memory that no thread will change";
+      }
+      ++res.executions;
+      res.max_depth = std::max<uint64_t>(res.max_depth, depth_);
+      if (r.stopped) {
+        ++res.redundant;
+        if (!after_check_()) return;
+      } else if (!after(r)) {
+        return;
+      }
+      if (dpor_) AnalyzeRaces();
+      if (!Backtrack()) {
+        res.complete = true;
+        return;
+      }
+    }
+  }
+
+  std::function<bool()> after_check_;
+  uint64_t states() const { return visited_.size(); }
+  const Schedule* last_schedule = nullptr;
+
+ private:
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const { return p.first ^ (p.second * 0x9e3779b97f4a7c15ull); }
+  };
+
+  // Selects thread t at node n with its first awake alternative; false if all asleep.
+  bool SelectThread(Node& n, int t) {
+    uint16_t b = 0;
+    while (b < n.alts.size() && n.alts[b].thread != t) ++b;
+    uint16_t e = b;
+    while (e < n.alts.size() && n.alts[e].thread == t) ++e;
+    for (uint16_t i = b; i < e; ++i) {
+      if (!Asleep(n, n.alts[i])) {
+        n.thread = static_cast<int8_t>(t);
+        n.alt_begin = b;
+        n.alt_end = e;
+        n.alt = i;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool Asleep(const Node& n, const Alt& a) const {
+    if (!dpor_) return false;
+    for (const SleepEntry& e : n.sleep) {
+      if (e.alt == a) return true;
+    }
+    return false;
+  }
+
+  void NoteTransition(const Machine& m) {
+    Node& prev = stack_[depth_ - 1];
+    prev.fp = m.last_footprint();
+    bool writes = prev.fp.all_memory || prev.fp.cpus != 0;
+    for (int i = 0; i < prev.fp.num_accesses && !writes; ++i) writes = prev.fp.accesses[i].write;
+    // Events and kernel actions on other threads change what a spinner may see.
+    if (writes || prev.alts[prev.alt].kind != DecisionKind::kStep) ++path_writes_;
+  }
+
+  // Spin detection ("spin-assume"): a thread whose local state returns to a
+  // value it had at an earlier boundary of this execution, with no write by
+  // anyone in between, went round a loop without effect; it stays disabled
+  // until something is written. Sound for final outcomes: removing effect-free
+  // iterations of a busy-wait changes no reachable final state.
+  void UpdateSpin(const Machine& m, const Node&) {
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      const int t = m.cpu(c).running;
+      if (t < 0) continue;
+      SpinState& sm = spins_[t];
+      const uint64_t h = ContextHash(m.thread(t));
+      if (sm.writes != path_writes_ || sm.ctx != h) {
+        if (sm.writes != path_writes_) {
+          sm.seen.clear();
+          sm.writes = path_writes_;
+        }
+        sm.ctx = h;
+        sm.spinning = !sm.seen.insert(h).second;
+      }
+    }
+  }
+  bool Spinning(const Machine&, int t) const { return spins_[t].spinning; }
+
+  // Flanagan–Godefroid backtracking with vector clocks over the last path.
+  void AnalyzeRaces() {
+    const size_t n = stack_.size();
+    const size_t nthreads = s_.threads.size();
+    clocks_.assign(n * nthreads, 0);
+    thread_clock_.assign(nthreads * nthreads, 0);
+    std::vector<uint32_t> seq(nthreads, 0);
+    std::vector<uint32_t> own(n, 0);
+    for (size_t j = 0; j < n; ++j) {
+      const Node& nj = stack_[j];
+      const int p = nj.alts[nj.alt].thread;
+      uint32_t* cj = &clocks_[j * nthreads];
+      const uint32_t* cp = &thread_clock_[static_cast<size_t>(p) * nthreads];
+      std::copy(cp, cp + nthreads, cj);
+      bool raced = false;
+      for (size_t i = j; i-- > 0;) {
+        const Node& ni = stack_[i];
+        const int q = ni.alts[ni.alt].thread;
+        if (q == p || !Dependent(ni.fp, nj.fp)) continue;
+        const uint32_t* ci = &clocks_[i * nthreads];
+        if (!raced && cj[q] < own[i]) {
+          // i and j race (i does not happen before p's clock): try j's thread first at i.
+          raced = true;
+          Node& target = stack_[i];
+          if ((target.enabled >> p) & 1) {
+            target.backtrack |= 1ull << p;
+          } else {
+            target.backtrack |= target.enabled;
+          }
+        }
+        for (size_t k = 0; k < nthreads; ++k) cj[k] = std::max(cj[k], ci[k]);
+      }
+      own[j] = ++seq[p];
+      cj[p] = own[j];
+      std::copy(cj, cj + nthreads, &thread_clock_[static_cast<size_t>(p) * nthreads]);
+    }
+  }
+
+  // Advances the deepest node with an unexplored alternative; false when done.
+  bool Backtrack() {
+    while (!stack_.empty()) {
+      Node& n = stack_.back();
+      if (dpor_) n.sleep.push_back({n.alts[n.alt], n.fp});
+      for (++n.alt; n.alt < n.alt_end; ++n.alt) {
+        if (!Asleep(n, n.alts[n.alt])) break;
+      }
+      if (n.alt < n.alt_end) {
+        replay_len_ = stack_.size();
+        return true;
+      }
+      n.done |= 1ull << n.thread;
+      bool moved = false;
+      for (uint64_t todo = n.backtrack & n.enabled & ~n.done; todo != 0; todo &= todo - 1) {
+        const int t = std::countr_zero(todo);
+        if (SelectThread(n, t)) {
+          moved = true;
+          break;
+        }
+        n.done |= 1ull << t;
+      }
+      if (moved) {
+        replay_len_ = stack_.size();
+        return true;
+      }
+      stack_.pop_back();
+    }
+    return false;
+  }
+
+  const Scenario& s_;
+  const ExploreOptions& o_;
+  Bounds bounds_;
+  bool dpor_;
+  bool stateful_;
+  std::vector<Node> stack_;
+  size_t replay_len_ = 0;
+  size_t depth_ = 0;
+  bool stopped_redundant_ = false;
+  bool deadlock_ = false;
+  uint64_t path_writes_ = 0;
+  struct SpinState : SpinMark {
+    std::unordered_set<uint64_t> seen;
+    bool spinning = false;
+  };
+  std::vector<SpinState> spins_;
+  std::unordered_set<std::pair<uint64_t, uint64_t>, PairHash> visited_;
+  std::vector<uint32_t> clocks_;
+  std::vector<uint32_t> thread_clock_;
+};
+
+}  // namespace
+
+ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
+  if (o.strategy == StrategyKind::kStateful) {
+    for (const ThreadSpec& t : s.threads) {
+      if (t.native) {
+        throw InputError(s.file, t.loc, "stateful search needs threads whose bodies are IR; '" + t.name +
+                                            "' is a C++ thread", "", "use --strategy dpor or dfs");
+      }
+    }
+  }
+  ExploreResult res;
+  const auto start = Clock::now();
+  auto last_progress = start;
+  Simulator sim(s, o.run);
+  uint64_t max_exec = o.max_executions;
+  if (max_exec == 0 && (o.strategy == StrategyKind::kRandom || o.strategy == StrategyKind::kPct)) max_exec = 10000;
+
+  // Checked between executions; sets stop_reason when exploration must end.
+  auto keep_going = [&]() -> bool {
+    if (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed)) {
+      res.stop_reason = "interrupted";
+      return false;
+    }
+    if (max_exec != 0 && res.executions >= max_exec) {
+      res.stop_reason = "max-executions";
+      return false;
+    }
+    if ((res.executions & 255) == 0 || o.progress) {
+      const auto now = Clock::now();
+      const double el = std::chrono::duration<double>(now - start).count();
+      if (o.time_limit_s > 0 && el >= o.time_limit_s) {
+        res.stop_reason = "time-limit";
+        return false;
+      }
+      if (o.progress && std::chrono::duration<double>(now - last_progress).count() >= 1.0) {
+        last_progress = now;
+        ExploreProgress p{res.executions, el, res.outcomes.size(), res.max_depth, res.bound_level, res.states};
+        o.progress(p);
+      }
+    }
+    return true;
+  };
+
+  // Records one finished execution; false when exploration must stop.
+  auto after = [&](ExecutionResult& r) -> bool {
+    if (r.verdict == Verdict::kPass && o.oracle) {
+      std::string why = o.oracle(r);
+      if (!why.empty()) {
+        r.verdict = Verdict::kAssertFailed;
+        r.message = why;
+      }
+    }
+    if (o.collect_outcomes) res.outcomes.insert(OutcomeOf(s, r));
+    if (r.verdict != Verdict::kPass && !res.failure) {
+      res.failure = Failure{r.schedule, r.verdict, r.message, res.executions};
+      if (o.stop_at_first_failure) {
+        res.stop_reason = "failure";
+        return false;
+      }
+    }
+    return keep_going();
+  };
+
+  if (o.strategy == StrategyKind::kRandom || o.strategy == StrategyKind::kPct) {
+    std::unique_ptr<Scheduler> sched;
+    if (o.strategy == StrategyKind::kRandom) {
+      RandomOptions ro;
+      ro.max_events = o.bounds.max_events;
+      sched = std::make_unique<BoundedRandomScheduler>(o.seed, ro, o.bounds);
+    } else {
+      sched = std::make_unique<PctScheduler>(s, o.seed, o.pct_depth, o.bounds);
+    }
+    ExecutionResult r;
+    for (;;) {
+      sim.RunInto(*sched, r);
+      ++res.executions;
+      res.max_depth = std::max<uint64_t>(res.max_depth, r.steps);
+      if (!after(r)) break;
+    }
+  } else {
+    const uint32_t first_level = o.iterative ? 0 : o.bounds.max_events;
+    for (uint32_t level = first_level; level <= o.bounds.max_events; ++level) {
+      Bounds b = o.bounds;
+      b.max_events = level;
+      res.bound_level = level;
+      DfsEngine engine(s, o, b);
+      bool stopped = false;
+      engine.after_check_ = [&]() {
+        if (!keep_going()) {
+          stopped = true;
+          return false;
+        }
+        if (o.max_memory_bytes != 0 && engine.states() * 48 > o.max_memory_bytes) {
+          res.stop_reason = "memory-limit";
+          stopped = true;
+          return false;
+        }
+        return true;
+      };
+      engine.Run(sim, res, [&](ExecutionResult& r) {
+        const bool go = after(r);
+        if (!go) stopped = true;
+        return go;
+      });
+      res.states = engine.states();
+      // unordered_set node: key (16) + hash link (8) + cached hash (8) + allocator overhead (16).
+      res.state_bytes = engine.states() * 48;
+      if (stopped) break;
+    }
+    if (res.stop_reason.empty()) res.stop_reason = "exhausted";
+    res.complete = res.stop_reason == "exhausted";
+  }
+  if (res.stop_reason.empty()) res.stop_reason = "exhausted";
+  res.distinct_outcomes = res.outcomes.size();
+  res.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return res;
+}
+
+}  // namespace rseqmc

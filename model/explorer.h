@@ -1,0 +1,141 @@
+// Exploration strategies: how the model checker drives the simulator through
+// many executions of one scenario (DESIGN.md §6).
+//
+// Every strategy is a Scheduler (sim/scheduler.h) plus a loop over executions:
+//   * kDfs      — exhaustive depth-first search over every decision at every
+//                 boundary (which thread steps; every injectable event), within
+//                 the bounds. The reference the others are checked against.
+//   * kDpor     — DFS with dynamic partial-order reduction (Flanagan–Godefroid
+//                 backtracking with vector clocks) and sleep sets. The DPOR
+//                 "processes" are threads; a thread's injected events (preempt,
+//                 migrate, signal, IPI of its CPU) are its local alternatives,
+//                 explored wherever the thread is explored. Dependence is the
+//                 footprint relation of sim/footprint.h.
+//   * kStateful — DFS with a visited set of 128-bit state hashes (pure-IR
+//                 scenarios only): a boundary whose state was seen is pruned.
+//   * kRandom   — seeded random walk (RandomScheduler with the bounds).
+//   * kPct      — PCT (Burckhardt et al., ASPLOS'10): random thread priorities
+//                 with d-1 priority change points, which may also be injected
+//                 migrations and signals; see model/pct.h.
+// Bounds count injected events by kind; all are functions of the multiset of
+// transitions, so every interleaving of a Mazurkiewicz trace has the same cost
+// and DPOR/state hashing stay sound under them (the outcome sets of kDfs, kDpor
+// and kStateful are equal; tests/explorer_test.cc checks it). Interleaving of
+// CPUs is not bounded: CPUs run in parallel. `--preemption-bound P` bounds
+// injected preemptions (the kernel's), as CHESS/Loom bound theirs.
+//
+// Example:
+//
+//     ExploreOptions o;
+//     o.strategy = StrategyKind::kDpor;
+//     o.bounds.max_events = 2;
+//     ExploreResult r = Explore(scenario, o);
+//     if (r.failure) std::cout << EncodeSchedule(scenario, r.failure->schedule);
+#ifndef RSEQMC_MODEL_EXPLORER_H_
+#define RSEQMC_MODEL_EXPLORER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+
+namespace rseqmc {
+
+inline constexpr uint32_t kUnbounded = 0xffffffffu;
+
+// Bounds on injected events per execution (DESIGN.md §4).
+struct Bounds {
+  uint32_t max_events = 2;                // all kinds together
+  uint32_t max_preemptions = kUnbounded;  // kPreempt events
+  uint32_t max_migrations = kUnbounded;   // kMigrate events
+  uint32_t max_signals = kUnbounded;      // kSignal events
+  uint32_t max_ipis = kUnbounded;         // kIpi events
+  // True if one more event of `kind` fits after `counts` (indexed by DecisionKind).
+  bool Allows(DecisionKind kind, const uint32_t* counts, uint32_t total) const;
+  // "events<=2 preempt<=1 ..." (unbounded kinds omitted).
+  std::string ToString() const;
+};
+
+enum class StrategyKind { kDfs, kDpor, kStateful, kRandom, kPct };
+const char* StrategyName(StrategyKind k);                  // "dfs", "dpor", ...
+std::optional<StrategyKind> ParseStrategy(const std::string& name);
+
+// A final state, as compared across strategies and with the real kernel:
+// verdict, the symbols' memory, each thread's return value and observations.
+struct Outcome {
+  Verdict verdict = Verdict::kPass;
+  std::vector<uint8_t> symbols;  // bytes of the symbol region of data memory
+  std::vector<int64_t> returns;  // per thread (0 if it did not return)
+  std::vector<std::vector<std::pair<uint32_t, int64_t>>> observed;
+  friend auto operator<=>(const Outcome&, const Outcome&) = default;
+};
+Outcome OutcomeOf(const Scenario& s, const ExecutionResult& r);
+
+struct ExploreProgress {
+  uint64_t executions = 0;
+  double elapsed_s = 0;
+  uint64_t distinct_outcomes = 0;
+  uint64_t max_depth = 0;   // longest execution, in decisions
+  uint32_t bound_level = 0; // events bound currently explored (iterative bounding)
+  uint64_t states = 0;      // visited states (stateful)
+};
+
+struct ExploreOptions {
+  StrategyKind strategy = StrategyKind::kDpor;
+  Bounds bounds;
+  RunOptions run;                      // kernel model, step budget per execution
+  uint64_t seed = 1;                   // random / PCT
+  uint32_t pct_depth = 3;              // PCT bug depth d
+  uint64_t max_executions = 0;         // 0 = unlimited (random/PCT default to 10000)
+  double time_limit_s = 0;             // 0 = unlimited
+  uint64_t max_memory_bytes = 0;       // stateful visited set; 0 = unlimited
+  bool stop_at_first_failure = true;
+  bool collect_outcomes = true;        // keep the set of distinct outcomes
+  // Iterative bounding: explore with max_events = 0, 1, ..., bounds.max_events
+  // (each level complete before the next), so the first failure found has the
+  // fewest events. Only for the exhaustive strategies.
+  bool iterative = false;
+  // Optional extra judgement of each finished execution (oracles); may turn a
+  // passing verdict into a failure by returning a message (empty = fine).
+  std::function<std::string(const ExecutionResult&)> oracle;
+  // Polled between executions; set from a signal handler to stop cleanly.
+  const std::atomic<bool>* interrupt = nullptr;
+  // Called about once a second while exploring.
+  std::function<void(const ExploreProgress&)> progress;
+};
+
+struct Failure {
+  Schedule schedule;        // replays the failing execution
+  Verdict verdict = Verdict::kPass;
+  std::string message;
+  uint64_t execution = 0;   // index of the execution that failed (1-based)
+};
+
+struct ExploreResult {
+  uint64_t executions = 0;       // executions run (including pruned/redundant ones)
+  uint64_t redundant = 0;        // executions abandoned by sleep sets / state hashing
+  bool complete = false;         // the bounded space was exhausted
+  std::string stop_reason;       // "exhausted", "failure", "max-executions", "time-limit", "memory-limit", "interrupted"
+  std::optional<Failure> failure;
+  std::set<Outcome> outcomes;    // when collect_outcomes
+  uint64_t distinct_outcomes = 0;
+  uint64_t max_depth = 0;
+  uint64_t states = 0;           // stateful: distinct states visited
+  uint64_t state_bytes = 0;      // stateful: bytes held by the visited set
+  uint32_t bound_level = 0;      // iterative: the events bound reached
+  double elapsed_s = 0;
+};
+
+// Explores `s` with `o`. Throws InputError for a strategy that cannot handle
+// the scenario (stateful search with native threads).
+ExploreResult Explore(const Scenario& s, const ExploreOptions& o);
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_MODEL_EXPLORER_H_

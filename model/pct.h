@@ -1,0 +1,65 @@
+// Sampling schedulers for the model checker: bounded random walk and PCT.
+//
+// PctScheduler implements PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte,
+// "A Randomized Scheduler with Probabilistic Guarantees of Finding Bugs",
+// ASPLOS 2010) over the simulator's choice points: threads get distinct random
+// priorities; the highest-priority running thread steps; at d-1 change points
+// (steps drawn uniformly from [1, k], k the expected execution length) the
+// running thread's priority drops below all others. As an rseq extension, a
+// change point may instead inject a migration or a signal into the running
+// thread (when the bounds allow it and the scenario has handlers), since those
+// are the rseq "preemptions" that matter. For a bug of depth d in a program
+// with n threads and k steps, one execution finds it with probability at least
+// 1 / (n * k^(d-1)).
+#ifndef RSEQMC_MODEL_PCT_H_
+#define RSEQMC_MODEL_PCT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "model/explorer.h"
+#include "sim/schedule.h"
+
+namespace rseqmc {
+
+// RandomScheduler that also respects per-kind event bounds (a disallowed event
+// becomes the default step).
+class BoundedRandomScheduler : public Scheduler {
+ public:
+  BoundedRandomScheduler(uint64_t seed, RandomOptions options, Bounds bounds)
+      : inner_(seed, options), bounds_(bounds) {}
+  void BeginExecution(const Machine& m) override { inner_.BeginExecution(m); }
+  Decision Choose(const ChoiceView& view) override;
+
+ private:
+  RandomScheduler inner_;
+  Bounds bounds_;
+};
+
+class PctScheduler : public Scheduler {
+ public:
+  // depth: d (>= 1). Successive executions draw new priorities and change points.
+  PctScheduler(const Scenario& s, uint64_t seed, uint32_t depth, Bounds bounds);
+  void BeginExecution(const Machine& m) override;
+  Decision Choose(const ChoiceView& view) override;
+  // Steps of the longest execution seen so far (the k of the next executions).
+  uint64_t expected_steps() const { return k_; }
+
+ private:
+  uint64_t Next();
+  uint64_t Below(uint64_t n) { return n <= 1 ? 0 : Next() % n; }
+  const Scenario& s_;
+  uint64_t state_;
+  uint32_t depth_;
+  Bounds bounds_;
+  uint64_t k_ = 64;
+  std::vector<int64_t> priority_;      // per thread
+  std::vector<uint64_t> change_points_; // step numbers (sorted)
+  size_t next_change_ = 0;
+  int64_t low_ = 0;                     // next priority below all others
+  uint64_t steps_ = 0;
+};
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_MODEL_PCT_H_
