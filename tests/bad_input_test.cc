@@ -1,0 +1,308 @@
+// Bad input: every malformed scenario gets an InputError naming the exact
+// file:line:column with a recognisable message (DESIGN.md §10), and nothing
+// (deep nesting, huge numbers, huge counts, random bytes) crashes or hangs.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <string>
+
+#include "scenarios/parser.h"
+#include "scenarios/printer.h"
+#include "sim/builder.h"
+#include "sim/diag.h"
+#include "sim/validate.h"
+
+namespace rseqmc {
+namespace {
+
+struct BadCase {
+  const char* name;
+  std::string text;
+  uint32_t line;
+  uint32_t column;
+  std::string message;  // a fragment of InputError::message()
+  std::string hint = "";  // a fragment of InputError::hint() ("" = not checked)
+  std::map<std::string, int64_t> defines = {};
+};
+
+// A valid scenario; the cases below change one line of it.
+//   1 scenario bad
+//   2 cpus 2
+//   3 const OPS = 1
+//   4 var x: u64
+//   5 func f
+//   6 retry:
+//   7   li r1, OPS
+//   8   rseq_arm f_cs
+//   9 start:
+//  10   st [r2], r1
+//  11 post:
+//  12   ret
+//  13   sig 0x53053053
+//  14 abort:
+//  15   jmp retry
+//  16   cs f_cs start=start post_commit=post abort=abort
+//  17 end
+//  18 thread t0 entry f cpu 0
+//  19 property x == 0
+std::string Base(int replace_line = 0, const std::string& with = "") {
+  static const char* kLines[] = {
+      "scenario bad",       "cpus 2",   "const OPS = 1",     "var x: u64",       "func f",
+      "retry:",             "  li r1, OPS", "  rseq_arm f_cs", "start:",           "  st [r2], r1",
+      "post:",              "  ret",    "  sig 0x53053053",  "abort:",           "  jmp retry",
+      "  cs f_cs start=start post_commit=post abort=abort",    "end",              "thread t0 entry f cpu 0",
+      "property x == 0",
+  };
+  std::string text;
+  for (int i = 1; i <= static_cast<int>(std::size(kLines)); ++i) {
+    text += (i == replace_line ? with : std::string(kLines[i - 1])) + "\n";
+  }
+  return text;
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
+void Check(const BadCase& c) {
+  SCOPED_TRACE(c.name);
+  try {
+    ParseScenario(c.text, "bad.rsq", c.defines);
+    ADD_FAILURE() << "no error for:\n" << c.text;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "bad.rsq");
+    EXPECT_EQ(e.loc().line, c.line) << e.Format();
+    EXPECT_EQ(e.loc().column, c.column) << e.Format();
+    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.Format();
+    EXPECT_NE(e.hint().find(c.hint), std::string::npos) << e.Format();
+    if (c.line != 0) {
+      std::string where = "bad.rsq:" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": error: ";
+      EXPECT_EQ(e.Format().rfind(where, 0), 0u) << e.Format();
+    }
+  }
+}
+
+TEST(BadInputTest, BaseIsValid) { EXPECT_NO_THROW(ParseScenario(Base(), "bad.rsq")); }
+
+TEST(BadInputTest, RequiredCases) {
+  const BadCase cases[] = {
+      {"undefined label", Base(15, "  jmp retyr"), 15, 3, "undefined label 'retyr'", "did you mean 'retry'?"},
+      {"undefined function", Base(7, "  call fn"), 7, 3, "undefined function 'fn'", "did you mean 'f'?"},
+      {"unknown symbol", Base(7, "  la r1, y"), 7, 3, "undefined symbol 'y'", "`var` or `percpu`"},
+      {"commit not a store", Base(10, "  add r1, r1, 1"), 16, 6,
+       "the last instruction of the section (line 10) must be the commit store (`st` or `st32`), found `add`",
+       "`unchecked`"},
+      {"abort label without signature", Base(13, "  nop"), 16, 6,
+       "no signature before abort label 'abort': line 13 is `nop`, not `sig`",
+       "add `sig 0x53053053` right before the abort label, or mark the descriptor `unchecked`"},
+      {"register out of range", Base(7, "  li r16, OPS"), 7, 6, "register 'r16' out of range", "r0..r15"},
+      {"bad scale", Base(10, "  st [r2 + r3*3], r1"), 10, 15, "bad scale 3", "1, 2, 4 or 8"},
+      {"duplicate label", Base(9, "retry:"), 9, 1, "duplicate label 'retry' in function 'f'"},
+      {"duplicate symbol", Base(2, "var x: u32"), 4, 5, "duplicate symbol 'x' (first declared at line 2)"},
+      {"unknown statement", Base(2, "cpu 2"), 2, 1, "unknown statement 'cpu'", "did you mean 'cpus'?"},
+      {"unknown opcode", Base(7, "  lo r1, OPS"), 7, 3, "unknown instruction 'lo'", "did you mean"},
+      {"unterminated string", Base(2, "description \"per-cpu # counter"), 2, 13, "unterminated string"},
+      {"bad integer", Base(2, "cpus 2x"), 2, 6, "bad integer '2x'"},
+      {"unknown -D constant", Base(), 0, 0,
+       "unknown constant 'THREADS' given with -D; the scenario declares: OPS", "", {{"THREADS", 4}}},
+      {"thread on a CPU >= cpus", Base(18, "thread t0 entry f cpu 2"), 18, 8,
+       "thread 't0' starts on CPU 2 but the scenario has 2 CPU(s)"},
+      {"empty affinity (nothing listed)", Base(18, "thread t0 entry f affinity"), 18, 27, "empty affinity",
+       "`affinity all`"},
+      {"empty affinity (no existing CPU)", Base(18, "thread t0 entry f affinity 5"), 18, 8,
+       "thread 't0' has an empty affinity (no CPU below 2)"},
+      {"missing scenario line", Base(1, "# no name"), 2, 1, "the first statement must be `scenario NAME`"},
+      {"missing scenario line (empty file)", "# nothing\n\n", 1, 1, "missing `scenario NAME` line"},
+      {"missing entry", Base(18, "thread t0 cpu 0"), 18, 8, "thread 't0' has no `entry FUNC`"},
+      {"property naming an unknown symbol", Base(19, "property y == 0"), 19, 10, "unknown symbol 'y' in property"},
+  };
+  for (const BadCase& c : cases) Check(c);
+}
+
+TEST(BadInputTest, MoreCases) {
+  const BadCase cases[] = {
+      {"missing end", "scenario p\nfunc f\n  ret\n", 2, 1, "function 'f' has no `end`"},
+      {"statement inside a function", Base(17, "thread t1 entry f"), 17, 1, "unknown instruction 'thread'",
+       "opened at line 5 is missing its `end`"},
+      {"instruction outside a function", Base(3, "li r1, 2"), 3, 1, "unknown statement 'li'", "inside `func"},
+      {"undefined descriptor", Base(8, "  rseq_arm g_cs"), 8, 3, "undefined descriptor 'g_cs'"},
+      {"undefined label in cs", Base(16, "  cs f_cs start=strt post_commit=post abort=abort"), 16, 6,
+       "undefined label 'strt'", "did you mean 'start'?"},
+      {"abort inside the section", Base(16, "  cs f_cs start=retry post_commit=post abort=start"), 16, 6,
+       "abort label 'start' lies inside the section ['retry', 'post')"},
+      {"start after post_commit", Base(16, "  cs f_cs start=post post_commit=start abort=abort"), 16, 6,
+       "start label 'post' comes after post_commit label 'start'"},
+      {"missing cs field", Base(16, "  cs f_cs start=start abort=abort"), 16, 3, "needs start=, post_commit= and abort="},
+      {"unknown cs field", Base(16, "  cs f_cs start=start post=post abort=abort"), 16, 23,
+       "unknown descriptor field 'post'", "post_commit="},
+      {"unknown thread in tgkill", Base(7, "  tgkill t9, SIGUSR1"), 7, 3, "undefined thread 't9'"},
+      {"unknown signal", Base(7, "  tgkill t0, SIGUSR3"), 7, 14, "unknown signal 'SIGUSR3'"},
+      {"SIGKILL handler", Base(19, "signal SIGKILL handler f"), 19, 8, "SIGKILL cannot be caught or ignored"},
+      {"duplicate signal", Base(19, "signal SIGUSR1 ignore\nsignal SIGUSR1 handler f"), 20, 8,
+       "duplicate `signal SIGUSR1`"},
+      {"unknown handler", Base(19, "signal SIGUSR1 handler g"), 19, 8, "undefined function 'g'"},
+      {"unknown entry", Base(18, "thread t0 entry g"), 18, 8, "undefined function 'g'"},
+      {"duplicate thread", Base(19, "thread t0 entry f"), 19, 8, "duplicate thread 't0'"},
+      {"duplicate function", Base(19, "func f\n  ret\nend"), 19, 6, "duplicate function 'f'"},
+      {"duplicate constant", Base(4, "const OPS = 2"), 4, 7, "duplicate constant 'OPS' (first declared at line 3)"},
+      {"unknown constant", Base(7, "  li r1, OP"), 7, 10, "unknown constant 'OP'", "did you mean 'OPS'?"},
+      {"bad register token", Base(7, "  li x1, 1"), 7, 6, "expected a register (r0..r15), found 'x1'"},
+      {"missing comma", Base(7, "  li r1 1"), 7, 9, "expected ','"},
+      {"trailing junk", Base(12, "  ret r0"), 12, 7, "unexpected 'r0' after the instruction"},
+      {"parenthesised immediate", Base(7, "  li r1, (1+1)"), 7, 10, "not allowed in instructions"},
+      {"cas with index", Base(10, "  cas r1, [r2 + r3*8], r4, r5"), 10, 11, "`cas` takes [rB] or [rB + IMM]"},
+      {"signature too wide", Base(13, "  sig 0x153053053"), 13, 7, "does not fit in 32 bits"},
+      {"unknown escape", Base(2, "description \"a\\qb\""), 2, 15, "unknown escape '\\q'"},
+      {"unexpected character", Base(2, "cpus $2"), 2, 6, "unexpected character '$'"},
+      {"non-ASCII byte", Base(2, "cpus \xc3\xa9"), 2, 6, "unexpected byte 0xc3"},
+      {"integer too large", Base(3, "const OPS = 18446744073709551616"), 3, 13, "does not fit in 64 bits"},
+      {"overflow in constant expression", Base(3, "const OPS = (0x7fffffffffffffff + 1)"), 3, 33,
+       "integer overflow in constant expression"},
+      {"division by zero", Base(3, "const OPS = (1 / (1 - 1))"), 3, 16, "division by zero"},
+      {"shift too far", Base(3, "const OPS = (1 << 64)"), 3, 16, "shift count 64 out of range"},
+      {"too many CPUs", Base(2, "cpus 65"), 2, 6, "cpus must be between 1 and 64 (got 65)"},
+      {"nodes above cpus", Base(2, "cpus 2\nnodes 3"), 3, 7, "nodes (3) exceeds cpus (2)"},
+      {"array too large", Base(4, "var x: u64[(1 << 21)]"), 4, 12, "array size 2097152 out of range"},
+      {"too many initial values", Base(4, "var x: u64[2] = {1, 2, 3}"), 4, 24, "more initial values than the 2"},
+      {"u32 value too wide", Base(4, "var x: u32 = 0x100000000"), 4, 14, "does not fit in u32"},
+      {"unknown type", Base(4, "var x: u16"), 4, 8, "unknown type 'u16'", "use u64 or u32"},
+      {"stride too small", Base(4, "percpu x: u64[2] stride 8"), 4, 8, "stride 8 is smaller than the per-CPU block"},
+      {"too many replicas", Base(18, "thread w * 65 entry f"), 18, 12, "thread count 65 out of range (1..64)"},
+      {"too many threads", Base(18, "thread w * 64 entry f\nthread z entry f"), 19, 8, "too many threads"},
+      {"replica index outside replication", Base(18, "thread t0 entry f cpu i"), 18, 23, "unknown constant 'i'",
+       "replica index"},
+      {"affinity excludes the initial CPU", Base(18, "thread t0 entry f cpu 1 affinity 0"), 18, 8,
+       "starts on CPU 1, which its affinity does not allow"},
+      {"unknown thread attribute", Base(18, "thread t0 entry f cpus 1"), 18, 19, "unknown thread attribute 'cpus'",
+       "did you mean 'cpu'?"},
+      {"scratch of unknown symbol", Base(19, "scratch y"), 19, 9, "scratch names unknown symbol 'y'"},
+      {"array property without index", Base(4, "var x: u64[2]"), 19, 10, "array 'x' needs an index"},
+      {"property index out of range", Base(19, "property x[0] == 0"), 19, 10, "'x' is a scalar, not an array"},
+      {"per-CPU index out of range", Replace(Base(4, "percpu x: u64"), "property x == 0", "property x[2] == 0"), 19, 12,
+       "CPU 2 out of range (0..1)"},
+      {"unknown thread in ret()", Base(19, "property ret(t1) == 0"), 19, 14, "unknown thread 't1' in ret()",
+       "did you mean 't0'?"},
+      {"bad property syntax", Base(19, "property x == "), 19, 14, "expected a value"},
+      {"function falls off its end", Base(15, "  nop"), 15, 3, "function 'f' can run past its last instruction"},
+      {"empty function", Base(19, "func g\nend"), 19, 6, "function 'g' has no instructions"},
+      {"branch to the end of the function", Base(17, "done:\nend") + "func g\n  jmp done\nend\n", 22, 3,
+       "undefined label 'done'", "labels are local"},
+      {"no threads", Base(18, "# none"), 1, 1, "declares no threads"},
+      {"duplicate scenario", Base(2, "scenario again"), 2, 1, "duplicate `scenario` statement (first at line 1)"},
+      {"bad expect", Base(19, "expect fail crash"), 19, 13, "unknown failure kind 'crash'"},
+      {"label with an instruction", Base(9, "start: nop"), 9, 8, "unexpected 'nop' after the label"},
+  };
+  for (const BadCase& c : cases) Check(c);
+}
+
+TEST(BadInputTest, FileErrorsNameTheFile) {
+  try {
+    ParseScenarioFile("/nonexistent/dir/x.rsq");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "/nonexistent/dir/x.rsq");
+    EXPECT_NE(e.Format().find("/nonexistent/dir/x.rsq"), std::string::npos);
+  }
+}
+
+TEST(BadInputTest, FormatShowsTheLineAndACaret) {
+  try {
+    ParseScenario(Base(7, "  li r16, OPS"), "bad.rsq");
+    FAIL();
+  } catch (const InputError& e) {
+    std::string f = e.Format();
+    EXPECT_NE(f.find("bad.rsq:7:6: error: register 'r16' out of range"), std::string::npos) << f;
+    EXPECT_NE(f.find("  li r16, OPS\n"), std::string::npos) << f;
+    EXPECT_NE(f.find("\n       ^\n"), std::string::npos) << f;
+  }
+  // Semantic errors found by the builder also show the source line.
+  try {
+    ParseScenario(Base(15, "  jmp retyr"), "bad.rsq");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(e.Format().find("  jmp retyr\n"), std::string::npos) << e.Format();
+  }
+}
+
+TEST(BadInputTest, BuilderErrorsHaveNoPositionButAreClear) {
+  ScenarioBuilder b("b");
+  b.Func("f").Ld(1, Mem(2, 3, 3)).Ret();
+  b.Thread("t", "f", 0);
+  try {
+    b.Build();
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.loc().line, 0u);
+    EXPECT_EQ(e.message(), "bad scale 3 in `ld`");
+  }
+  ScenarioBuilder c("c");
+  c.Func("f").Cas(1, Mem(2, 3, 8), 4, 5).Ret();
+  c.Thread("t", "f", 0);
+  EXPECT_THROW(c.Build(), InputError);
+  ScenarioBuilder d("d");
+  d.Func("f").Li(16, 0).Ret();
+  d.Thread("t", "f", 0);
+  EXPECT_THROW(d.Build(), InputError);
+}
+
+TEST(BadInputTest, ErrorsComeInSourceOrder) {
+  // Two semantic problems: the earlier line wins, whatever the check order.
+  std::string text = Base(19, "property y == 0");
+  text.replace(text.find("  jmp retry"), 11, "  jmp nowhere");
+  try {
+    ParseScenario(text, "bad.rsq");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.loc().line, 15u) << e.Format();
+  }
+}
+
+TEST(BadInputTest, PathologicalInputsAreBounded) {
+  auto expect_error = [](const std::string& text, const std::string& fragment) {
+    try {
+      ParseScenario(text, "p.rsq");
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(e.message().find(fragment), std::string::npos) << e.Format();
+    }
+  };
+  const std::string head = "scenario p\nfunc f\n  ret\nend\nthread t entry f\n";
+  expect_error(head + "property " + std::string(100000, '(') + "1" + std::string(100000, ')') + "\n",
+               "nested too deeply");
+  expect_error(head + "property " + std::string(100000, '-') + "x\n", "nested too deeply");
+  expect_error(head + "property " + std::string(100000, '!') + "x\n", "nested too deeply");
+  std::string chain = "1";
+  for (int i = 0; i < 50000; ++i) chain += " + 1";
+  expect_error(head + "property " + chain + "\n", "nested too deeply");
+  expect_error(head + "const C = " + std::string(100000, '(') + "1\n", "nested too deeply");
+  expect_error(head + "const C = (" + std::string(100000, '-') + "1)\n", "nested too deeply");
+  expect_error(head + "var big: u64[4294967296]\n", "array size");
+  expect_error(head + "percpu big: u64 stride 0x7fffffffffffffff\n", "stride");
+  expect_error("scenario p\nfunc f\n" + std::string(1000, '\n'), "has no `end`");
+  // Large data in total is refused by validation, not allocated.
+  std::string many = "scenario p\ncpus 64\n";
+  for (int i = 0; i < 40; ++i) many += "percpu a" + std::to_string(i) + ": u64[(1 << 20)]\n";
+  expect_error(many + "func f\n  ret\nend\nthread t entry f\n", "the data reaches");
+}
+
+RC_GTEST_PROP(BadInputProperty, RandomTextNeverCrashes, ()) {
+  // Random lines built from the format's own words and punctuation.
+  static const std::vector<std::string> kWords = {
+      "scenario", "func",  "end",  "thread", "entry", "cpu",  "cs",   "start=",  "abort=", "post_commit=",
+      "li",       "r1",    "r16",  "[",      "]",     "+",    "*",    ",",       ":",      "(",
+      ")",        "\"x",   "0x",   "-1",     "9999999999999999999", "x",  "i",   "property", "sum(x)",
+      "var",      "u64",   "=",    "{",      "}",     "sig",  "jmp",  "percpu",  "\n",     "#",
+      "signal",   "SIGUSR1", "handler", "const", "affinity", "args", "<u", "&&", "expect", "fail"};
+  auto words = *rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(kWords));
+  std::string text = "scenario s\n";
+  for (const std::string& w : words) text += w + " ";
+  try {
+    Scenario s = ParseScenario(text, "r.rsq");
+    RC_ASSERT(ParseScenario(PrintScenario(s), "r2.rsq") == s);
+  } catch (const InputError& e) {
+    RC_ASSERT(!e.message().empty());
+  }
+}
+
+}  // namespace
+}  // namespace rseqmc
