@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "model/pct.h"
@@ -190,6 +192,17 @@ struct Node {
   std::vector<SleepEntry> sleep;
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
+
+  // Reuses the node's buffers for a new boundary.
+  void Reset() {
+    enabled = backtrack = done = 0;
+    thread = -1;
+    alt = alt_begin = alt_end = 0;
+    alts.clear();
+    sleep.clear();
+    fp.Clear();
+    writes_before = 0;
+  }
 };
 
 struct SpinMark {
@@ -210,7 +223,13 @@ class DfsEngine : public Scheduler {
     stopped_redundant_ = false;
     deadlock_ = false;
     path_writes_ = 0;
-    spins_.assign(s_.threads.size(), {});
+    spins_.resize(s_.threads.size());
+    for (SpinState& sp : spins_) {
+      sp.ctx = 0;
+      sp.writes = ~0ull;
+      sp.seen.clear();
+      sp.spinning = false;
+    }
   }
 
   Decision Choose(const ChoiceView& view) override {
@@ -231,8 +250,9 @@ class DfsEngine : public Scheduler {
         return Decision::Stop();
       }
     }
-    stack_.emplace_back();
-    Node& n = stack_.back();
+    if (top_ == stack_.size()) stack_.emplace_back();
+    Node& n = stack_[top_++];
+    n.Reset();
     n.writes_before = path_writes_;
     if (dpor_ && depth_ > 0) {
       const Node& parent = stack_[depth_ - 1];
@@ -261,7 +281,7 @@ class DfsEngine : public Scheduler {
       // waits in a run queue, only the event bounds keep it from running (a
       // real kernel's tick would preempt the spinner): abandon the execution.
       // If none does, no schedule can make progress: a livelock.
-      stack_.pop_back();
+      --top_;
       bool queued = false;
       for (int c = 0; c < m.num_cpus(); ++c) queued |= !m.cpu(c).queue.empty();
       if (queued) {
@@ -290,7 +310,7 @@ class DfsEngine : public Scheduler {
     }
     if (first < 0) {
       // Sleep-set blocked: every continuation was explored elsewhere.
-      stack_.pop_back();
+      --top_;
       stopped_redundant_ = true;
       return Decision::Stop();
     }
@@ -300,16 +320,16 @@ class DfsEngine : public Scheduler {
   }
 
   void EndExecution(const Machine& m) override {
-    if (depth_ > 0 && depth_ <= stack_.size()) NoteTransition(m);
+    if (depth_ > 0 && depth_ <= top_) NoteTransition(m);
     // Nodes past the end (from a Stop before pushing) are not on the path.
-    stack_.resize(std::min<size_t>(stack_.size(), depth_));
+    top_ = std::min(top_, depth_);
   }
 
   // Runs the whole exploration.
   void Run(Simulator& sim, ExploreResult& res, const std::function<bool(ExecutionResult&)>& after) {
     ExecutionResult r;
     replay_len_ = 0;
-    stack_.clear();
+    top_ = 0;
     for (;;) {
       sim.RunInto(*this, r);
       if (deadlock_) {
@@ -382,72 +402,141 @@ class DfsEngine : public Scheduler {
   // anyone in between, went round a loop without effect; it stays disabled
   // until something is written. Sound for final outcomes: removing effect-free
   // iterations of a busy-wait changes no reachable final state.
+  // Only the thread that just stepped can have gone round a loop; a write
+  // anywhere resets every thread's history, and a thread touched by someone
+  // else's transition (a signal, a switch) is not spinning.
   void UpdateSpin(const Machine& m, const Node&) {
+    uint64_t touched = ~0ull;
+    int stepped = -1;
+    if (depth_ > 0) {
+      const Node& prev = stack_[depth_ - 1];
+      touched = prev.fp.threads;
+      if (prev.alts[prev.alt].kind == DecisionKind::kStep) stepped = prev.alts[prev.alt].thread;
+    }
     for (int c = 0; c < m.num_cpus(); ++c) {
       const int t = m.cpu(c).running;
       if (t < 0) continue;
       SpinState& sm = spins_[t];
-      const uint64_t h = ContextHash(m.thread(t));
-      if (sm.writes != path_writes_ || sm.ctx != h) {
-        if (sm.writes != path_writes_) {
-          sm.seen.clear();
-          sm.writes = path_writes_;
-        }
-        sm.ctx = h;
-        sm.spinning = !sm.seen.insert(h).second;
+      if (sm.writes != path_writes_) {
+        sm.seen.clear();
+        sm.writes = path_writes_;
+        sm.spinning = false;
+      } else if (!((touched >> t) & 1)) {
+        continue;
       }
+      if (t != stepped) {
+        sm.spinning = false;
+        continue;
+      }
+      const uint64_t h = ContextHash(m.thread(t));
+      sm.spinning = std::find(sm.seen.begin(), sm.seen.end(), h) != sm.seen.end();
+      if (!sm.spinning) sm.seen.push_back(h);
     }
   }
   bool Spinning(const Machine&, int t) const { return spins_[t].spinning; }
 
   // Flanagan–Godefroid backtracking with vector clocks over the last path.
+  // For each transition j (thread p), its dependent predecessors are found
+  // through per-object indices (last toucher of each thread, CPU, the mm_cid
+  // allocator; last write and the reads since of each 8-byte memory word), so
+  // the analysis is linear in the path for the usual footprints. A dependent
+  // predecessor i of another thread that p's clock does not already cover is a
+  // race: p (or every enabled thread, if p could not run there) is added to
+  // i's backtrack set.
   void AnalyzeRaces() {
-    const size_t n = stack_.size();
+    const size_t n = top_;
     const size_t nthreads = s_.threads.size();
     clocks_.assign(n * nthreads, 0);
     thread_clock_.assign(nthreads * nthreads, 0);
     std::vector<uint32_t> seq(nthreads, 0);
-    std::vector<uint32_t> own(n, 0);
+    own_.assign(n, 0);
+    constexpr int64_t kNone = -1;
+    int64_t last_thread[64], last_cpu[64];
+    std::fill(std::begin(last_thread), std::end(last_thread), kNone);
+    std::fill(std::begin(last_cpu), std::end(last_cpu), kNone);
+    int64_t last_mmcid = kNone;
+    words_.clear();
+    all_memory_.clear();
+    std::vector<int64_t> cand;
     for (size_t j = 0; j < n; ++j) {
       const Node& nj = stack_[j];
+      const Footprint& fj = nj.fp;
       const int p = nj.alts[nj.alt].thread;
+      cand.clear();
+      for (uint64_t b = fj.threads; b != 0; b &= b - 1) cand.push_back(last_thread[std::countr_zero(b)]);
+      for (uint64_t b = fj.cpus; b != 0; b &= b - 1) cand.push_back(last_cpu[std::countr_zero(b)]);
+      if (fj.mm_cid) cand.push_back(last_mmcid);
+      if (fj.all_memory) {
+        for (size_t i = 0; i < j; ++i) {
+          if (stack_[i].fp.HasMemory()) cand.push_back(static_cast<int64_t>(i));
+        }
+      } else {
+        for (int a = 0; a < fj.num_accesses; ++a) {
+          const MemAccess& acc = fj.accesses[a];
+          for (uint64_t w = acc.addr >> 3; w <= (acc.addr + acc.bytes - 1) >> 3; ++w) {
+            auto it = words_.find(w);
+            if (it == words_.end()) continue;
+            cand.push_back(it->second.last_write);
+            if (acc.write) cand.insert(cand.end(), it->second.reads.begin(), it->second.reads.end());
+          }
+        }
+        cand.insert(cand.end(), all_memory_.begin(), all_memory_.end());
+      }
+      std::sort(cand.begin(), cand.end(), std::greater<>());
+      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
       uint32_t* cj = &clocks_[j * nthreads];
       const uint32_t* cp = &thread_clock_[static_cast<size_t>(p) * nthreads];
       std::copy(cp, cp + nthreads, cj);
-      bool raced = false;
-      for (size_t i = j; i-- > 0;) {
+      for (int64_t ii : cand) {
+        if (ii < 0) break;
+        const size_t i = static_cast<size_t>(ii);
         const Node& ni = stack_[i];
         const int q = ni.alts[ni.alt].thread;
-        if (q == p || !Dependent(ni.fp, nj.fp)) continue;
-        const uint32_t* ci = &clocks_[i * nthreads];
-        if (!raced && cj[q] < own[i]) {
-          // i and j race (i does not happen before p's clock): try j's thread first at i.
-          raced = true;
+        if (q == p || !Dependent(ni.fp, fj)) continue;
+        if (cj[q] < own_[i]) {
           Node& target = stack_[i];
-          if ((target.enabled >> p) & 1) {
-            target.backtrack |= 1ull << p;
-          } else {
-            target.backtrack |= target.enabled;
-          }
+          target.backtrack |= ((target.enabled >> p) & 1) ? (1ull << p) : target.enabled;
         }
+        const uint32_t* ci = &clocks_[i * nthreads];
         for (size_t k = 0; k < nthreads; ++k) cj[k] = std::max(cj[k], ci[k]);
       }
-      own[j] = ++seq[p];
-      cj[p] = own[j];
+      own_[j] = ++seq[p];
+      cj[p] = own_[j];
       std::copy(cj, cj + nthreads, &thread_clock_[static_cast<size_t>(p) * nthreads]);
+      // Index j under every object it touched.
+      const int64_t jj = static_cast<int64_t>(j);
+      for (uint64_t b = fj.threads; b != 0; b &= b - 1) last_thread[std::countr_zero(b)] = jj;
+      for (uint64_t b = fj.cpus; b != 0; b &= b - 1) last_cpu[std::countr_zero(b)] = jj;
+      if (fj.mm_cid) last_mmcid = jj;
+      if (fj.all_memory) {
+        all_memory_.push_back(jj);
+      } else {
+        for (int a = 0; a < fj.num_accesses; ++a) {
+          const MemAccess& acc = fj.accesses[a];
+          for (uint64_t w = acc.addr >> 3; w <= (acc.addr + acc.bytes - 1) >> 3; ++w) {
+            WordHistory& h = words_[w];
+            if (acc.write) {
+              h.last_write = jj;
+              h.reads.clear();
+            } else {
+              h.reads.push_back(jj);
+            }
+          }
+        }
+      }
     }
   }
 
   // Advances the deepest node with an unexplored alternative; false when done.
   bool Backtrack() {
-    while (!stack_.empty()) {
-      Node& n = stack_.back();
+    while (top_ > 0) {
+      Node& n = stack_[top_ - 1];
       if (dpor_) n.sleep.push_back({n.alts[n.alt], n.fp});
       for (++n.alt; n.alt < n.alt_end; ++n.alt) {
         if (!Asleep(n, n.alts[n.alt])) break;
       }
       if (n.alt < n.alt_end) {
-        replay_len_ = stack_.size();
+        replay_len_ = top_;
         return true;
       }
       n.done |= 1ull << n.thread;
@@ -461,10 +550,10 @@ class DfsEngine : public Scheduler {
         n.done |= 1ull << t;
       }
       if (moved) {
-        replay_len_ = stack_.size();
+        replay_len_ = top_;
         return true;
       }
-      stack_.pop_back();
+      --top_;
     }
     return false;
   }
@@ -474,20 +563,28 @@ class DfsEngine : public Scheduler {
   Bounds bounds_;
   bool dpor_;
   bool stateful_;
-  std::vector<Node> stack_;
+  std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
+  size_t top_ = 0;
   size_t replay_len_ = 0;
   size_t depth_ = 0;
   bool stopped_redundant_ = false;
   bool deadlock_ = false;
   uint64_t path_writes_ = 0;
   struct SpinState : SpinMark {
-    std::unordered_set<uint64_t> seen;
+    std::vector<uint64_t> seen;  // context hashes since the last write on the path
     bool spinning = false;
   };
   std::vector<SpinState> spins_;
   std::unordered_set<std::pair<uint64_t, uint64_t>, PairHash> visited_;
   std::vector<uint32_t> clocks_;
   std::vector<uint32_t> thread_clock_;
+  std::vector<uint32_t> own_;
+  struct WordHistory {
+    int64_t last_write = -1;
+    std::vector<int64_t> reads;  // since last_write
+  };
+  std::unordered_map<uint64_t, WordHistory> words_;
+  std::vector<int64_t> all_memory_;
 };
 
 }  // namespace

@@ -20,7 +20,7 @@ struct MemAccess {
 };
 
 struct Footprint {
-  static constexpr int kMaxAccesses = 12;
+  static constexpr int kMaxAccesses = 8;
   uint64_t threads = 0;  // bit t: thread t's registers, signal state, rseq registration or scheduling state
   uint64_t cpus = 0;     // bit c: CPU c's running thread / run queue (read or changed)
   bool mm_cid = false;   // the mm_cid allocator (any switch in or out)
