@@ -164,6 +164,17 @@ bool StepIsLocal(const Machine& m, int t) {
   }
 }
 
+bool MmCidObservable(const Scenario& s) {
+  for (const ThreadSpec& t : s.threads) {
+    if (t.native) return true;
+  }
+  for (const Instr& in : s.program.code) {
+    if (in.op == Op::kRseqAddr) return true;
+    if (in.op == Op::kRseqLoad && static_cast<RseqField>(in.aux) == RseqField::kMmCid) return true;
+  }
+  return false;
+}
+
 // Hash of a thread's user-visible local state (for spin detection).
 uint64_t ContextHash(const SimThread& th) {
   uint64_t h = 0x84222325cbf29ce4ull ^ static_cast<uint64_t>(th.depth);
@@ -214,7 +225,7 @@ class DfsEngine : public Scheduler {
  public:
   DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds)
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
-        stateful_(o.strategy == StrategyKind::kStateful) {}
+        stateful_(o.strategy == StrategyKind::kStateful), mm_cid_observable_(MmCidObservable(s)) {}
 
   bool WantsFootprints() const override { return true; }
 
@@ -391,6 +402,7 @@ class DfsEngine : public Scheduler {
   void NoteTransition(const Machine& m) {
     Node& prev = stack_[depth_ - 1];
     prev.fp = m.last_footprint();
+    if (!mm_cid_observable_) prev.fp.mm_cid = false;
     bool writes = prev.fp.all_memory || prev.fp.cpus != 0;
     for (int i = 0; i < prev.fp.num_accesses && !writes; ++i) writes = prev.fp.accesses[i].write;
     // Events and kernel actions on other threads change what a spinner may see.
@@ -563,6 +575,11 @@ class DfsEngine : public Scheduler {
   Bounds bounds_;
   bool dpor_;
   bool stateful_;
+  // The order of switches matters through mm_cid only if the program can read
+  // mm_cid (rseq_load mm_cid, a load through rseq_addr, or native code);
+  // outcomes exclude the rseq areas, so otherwise switches on different CPUs
+  // commute.
+  bool mm_cid_observable_;
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
   size_t top_ = 0;
   size_t replay_len_ = 0;
