@@ -12,7 +12,12 @@
 //     the initial CPU, at most kMaxThreads threads and kMaxCpus CPUs;
 //   * signals: 1..31, not SIGKILL/SIGSTOP, handler function exists;
 //   * properties: symbols and threads they name exist; sym[i] only on arrays /
-//     per-CPU symbols, sym[c][i] only on per-CPU arrays.
+//     per-CPU symbols, sym[c][i] only on per-CPU arrays;
+// and, so that the interpreter never leaves the code or the data: every
+// function has at least one instruction and ends with `ret` or `jmp`, branch
+// targets lie in the branch's function, references (call, la, rseq_arm,
+// strings) are in range, `cas` has no index register (ru holds its new value),
+// array sizes are 1..2^20 and all data together is at most 256 MiB.
 #ifndef RSEQMC_SIM_VALIDATE_H_
 #define RSEQMC_SIM_VALIDATE_H_
 
