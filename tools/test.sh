@@ -25,6 +25,6 @@ ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
 if [[ "$fuzz_seconds" -gt 0 ]] && command -v clang++ >/dev/null 2>&1 && [[ -x tools/fuzz-parser.sh ]]; then
   echo "== fuzz the parser for ${fuzz_seconds}s"
-  RSEQMC_FUZZ_SECONDS="$fuzz_seconds" tools/fuzz-parser.sh
+  tools/fuzz-parser.sh "$fuzz_seconds"
 fi
 echo "== all tests passed"
