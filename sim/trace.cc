@@ -275,13 +275,21 @@ std::string Cell(const Scenario& s, const TraceEntry& e) {
     case TraceKind::kExit:
       return "-- " + who + " EXIT ret=" + ValueText(s, e.a);
     case TraceKind::kKill:
-      return "XX KILLED by " + SignalName(static_cast<int>(e.a)) + (e.detail.empty() ? "" : ": " + e.detail);
+      return "XX KILLED by " + SignalName(static_cast<int>(e.a)) + " (" + who + " on cpu" + Dec(e.cpu) + ")" +
+             (e.detail.empty() ? "" : ": " + e.detail);
     case TraceKind::kAssertFail:
-      return "XX ASSERT FAILED " + who + " " + Where(p, e.pc) + (e.detail.empty() ? "" : ": " + e.detail);
+      return "XX ASSERT FAILED " + who + " on cpu" + Dec(e.cpu) + " at " + Where(p, e.pc) +
+             (e.detail.empty() ? "" : ": " + e.detail);
     case TraceKind::kObserve:
       return "   " + who + " observe " + StringAt(p, e.a) + "=" + ValueText(s, e.b);
   }
   return who + " " + TraceKindName(e.kind);
+}
+
+// Rows written across the lanes, untruncated: entries tied to no CPU, and
+// the failures (whose reason must be readable in full).
+bool SpansLanes(const TraceEntry& e, int ncpus) {
+  return e.cpu < 0 || e.cpu >= ncpus || e.kind == TraceKind::kKill || e.kind == TraceKind::kAssertFail;
 }
 
 std::string Fit(const std::string& text, size_t width) {
@@ -413,7 +421,7 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
   size_t widest = 4;
   for (const TraceEntry& e : r.trace) {
     cells.push_back(Cell(s, e));
-    if (e.cpu >= 0 && e.cpu < ncpus) widest = std::max(widest, cells.back().size());
+    if (!SpansLanes(e, ncpus)) widest = std::max(widest, cells.back().size());
   }
   const size_t cap = std::clamp<size_t>(150 / ncpus, 32, 56);
   const size_t width = std::min(widest, cap);
@@ -430,8 +438,8 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
     const TraceEntry& e = r.trace[i];
     std::snprintf(stepbuf, sizeof stepbuf, "%6" PRIu64, e.step);
     std::string row = stepbuf;
-    if (e.cpu < 0 || e.cpu >= ncpus) {
-      row += " | " + cells[i];  // not tied to one CPU: spans the lanes
+    if (SpansLanes(e, ncpus)) {
+      row += " | " + cells[i];
     } else {
       for (int c = 0; c < ncpus; ++c) row += " | " + (c == e.cpu ? Fit(cells[i], width) : std::string(width, ' '));
       while (!row.empty() && row.back() == ' ') row.pop_back();
