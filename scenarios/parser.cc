@@ -1376,6 +1376,7 @@ Scenario ParseScenarioFile(const std::string& path, const std::map<std::string, 
 
 Expr ParsePropertyExpr(std::string_view text, const std::vector<Constant>& constants, const std::string& file) {
   static const std::map<std::string, int64_t> kNoDefines;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
   return Parser(text, file, kNoDefines).ParseLoneProperty(constants);
 }
 

@@ -451,6 +451,7 @@ TEST(ParserTest, ParsePropertyExprAndDefine) {
   EXPECT_EQ(e.args[0].loc, (SourceLoc{1, 5}));
   EXPECT_THROW(ParsePropertyExpr("1 +"), InputError);
   EXPECT_THROW(ParsePropertyExpr("a\nb"), InputError);
+  EXPECT_EQ(ParsePropertyExpr("x\n"), expr::Sym("x"));
 
   EXPECT_EQ(ParseDefine("THREADS=4"), (std::pair<std::string, int64_t>{"THREADS", 4}));
   EXPECT_EQ(ParseDefine("M=-0x10"), (std::pair<std::string, int64_t>{"M", -16}));
