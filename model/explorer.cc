@@ -10,11 +10,14 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstdio>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "model/pct.h"
+#include "model/snapshot.h"
 #include "sim/diag.h"
 #include "sim/machine.h"
 
@@ -336,11 +339,13 @@ class DfsEngine : public Scheduler {
     top_ = std::min(top_, depth_);
   }
 
-  // Runs the whole exploration.
+  // Runs the whole exploration (from the loaded stack after Load).
   void Run(Simulator& sim, ExploreResult& res, const std::function<bool(ExecutionResult&)>& after) {
     ExecutionResult r;
-    replay_len_ = 0;
-    top_ = 0;
+    if (!loaded_) {
+      replay_len_ = 0;
+      top_ = 0;
+    }
     for (;;) {
       sim.RunInto(*this, r);
       if (deadlock_) {
@@ -350,21 +355,101 @@ class DfsEngine : public Scheduler {
       }
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, depth_);
+      bool go;
       if (r.stopped) {
         ++res.redundant;
-        if (!after_check_()) return;
-      } else if (!after(r)) {
-        return;
+        go = after_check_();
+      } else {
+        go = after(r);
       }
+      // A stop for a failure is final; any other stop is snapshotted after
+      // this execution's analysis, so that resuming continues with the next.
+      if (!go && !(snapshot_ && res.stop_reason != "failure")) return;
       if (dpor_) AnalyzeRaces();
-      if (!Backtrack()) {
+      const bool more = Backtrack();
+      if (snapshot_) snapshot_(more, /*forced=*/!go);
+      if (!go) return;
+      if (!more) {
         res.complete = true;
         return;
       }
     }
   }
 
+  // Snapshot of the search (between executions, after Backtrack): the path's
+  // nodes with their alternatives, backtrack/done/sleep sets, and the visited set.
+  void Save(SnapshotWriter& w) const {
+    w.U64(top_);
+    for (size_t i = 0; i < top_; ++i) {
+      const Node& n = stack_[i];
+      w.U64(n.enabled);
+      w.U64(n.backtrack);
+      w.U64(n.done);
+      w.I64(n.thread);
+      w.U64(n.alt);
+      w.U64(n.alt_begin);
+      w.U64(n.alt_end);
+      w.U64(n.alts.size());
+      for (const Alt& a : n.alts) PutAlt(w, a);
+      w.U64(n.sleep.size());
+      for (const SleepEntry& e : n.sleep) {
+        PutAlt(w, e.alt);
+        w.Put(e.fp);
+      }
+      w.Put(n.fp);
+      w.U64(n.writes_before);
+    }
+    w.U64(visited_.size());
+    for (const auto& [a, b] : visited_) {
+      w.U64(a);
+      w.U64(b);
+    }
+  }
+
+  // Restores what Save wrote; Run then continues with the next execution.
+  void Load(SnapshotReader& rd) {
+    const uint64_t nthreads = s_.threads.size();
+    top_ = rd.Count(8);
+    if (top_ == 0) rd.Corrupt("empty search stack");
+    stack_.assign(top_, Node{});
+    for (Node& n : stack_) {
+      n.enabled = rd.U64();
+      n.backtrack = rd.U64();
+      n.done = rd.U64();
+      const int64_t thread = rd.I64();
+      n.alt = static_cast<uint16_t>(rd.Small(UINT16_MAX));
+      n.alt_begin = static_cast<uint16_t>(rd.Small(UINT16_MAX));
+      n.alt_end = static_cast<uint16_t>(rd.Small(UINT16_MAX));
+      n.alts.resize(rd.Count(3));
+      for (Alt& a : n.alts) a = GetAlt(rd, nthreads);
+      n.sleep.resize(rd.Count(8));
+      for (SleepEntry& e : n.sleep) {
+        e.alt = GetAlt(rd, nthreads);
+        e.fp = rd.GetFootprint();
+      }
+      n.fp = rd.GetFootprint();
+      n.writes_before = rd.U64();
+      if (thread < 0 || static_cast<uint64_t>(thread) >= nthreads || n.alt_begin > n.alt || n.alt >= n.alt_end ||
+          n.alt_end > n.alts.size() || n.alts[n.alt].thread != thread) {
+        rd.Corrupt("inconsistent search node");
+      }
+      n.thread = static_cast<int8_t>(thread);
+    }
+    visited_.clear();
+    const uint64_t states = rd.Count(2);
+    visited_.reserve(states);
+    for (uint64_t i = 0; i < states; ++i) {
+      const uint64_t a = rd.U64();
+      visited_.insert({a, rd.U64()});
+    }
+    replay_len_ = top_;
+    loaded_ = true;
+  }
+
   std::function<bool()> after_check_;
+  // Set to take snapshots: called after each execution's backtracking with
+  // `more` (false: this level is exhausted) and `forced` (exploration stops).
+  std::function<void(bool more, bool forced)> snapshot_;
   uint64_t states() const { return visited_.size(); }
   const Schedule* last_schedule = nullptr;
 
@@ -389,6 +474,21 @@ class DfsEngine : public Scheduler {
       }
     }
     return false;
+  }
+
+  static void PutAlt(SnapshotWriter& w, const Alt& a) {
+    w.U64(static_cast<uint64_t>(a.thread));
+    w.U64(static_cast<uint64_t>(a.kind));
+    w.I64(a.arg);
+  }
+  static Alt GetAlt(SnapshotReader& rd, uint64_t nthreads) {
+    Alt a;
+    a.thread = static_cast<int8_t>(rd.Small(nthreads - 1));
+    a.kind = static_cast<DecisionKind>(rd.Small(kNumDecisionKinds - 1));
+    const int64_t arg = rd.I64();
+    if (arg < INT16_MIN || arg > INT16_MAX) rd.Corrupt("alternative out of range");
+    a.arg = static_cast<int16_t>(arg);
+    return a;
   }
 
   bool Asleep(const Node& n, const Alt& a) const {
@@ -583,6 +683,7 @@ class DfsEngine : public Scheduler {
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
   size_t top_ = 0;
   size_t replay_len_ = 0;
+  bool loaded_ = false;  // the stack came from Load
   size_t depth_ = 0;
   bool stopped_redundant_ = false;
   bool deadlock_ = false;
@@ -604,6 +705,69 @@ class DfsEngine : public Scheduler {
   std::vector<int64_t> all_memory_;
 };
 
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v1";
+
+// Everything a snapshot must agree on to be resumed, in words (so that a
+// mismatch can say what differs).
+std::string SnapshotIdentity(const Scenario& s, const ExploreOptions& o) {
+  char fp[16];
+  std::snprintf(fp, sizeof fp, "%08x", ScenarioFingerprint(s));
+  return "scenario " + s.name + " (fingerprint " + fp + "), strategy " + StrategyName(o.strategy) + ", bounds " +
+         o.bounds.ToString() + ", kernel " + KernelModelName(o.run.kernel.model) + ", max-steps " +
+         std::to_string(o.run.max_steps) + ", seed " + std::to_string(o.seed) + ", pct-depth " +
+         std::to_string(o.pct_depth) + (o.iterative ? ", iterative" : "") +
+         (o.collect_outcomes ? "" : ", no outcomes");
+}
+
+// The strategy-independent part: identity, counters, outcomes, failure.
+void PutSnapshotHeader(SnapshotWriter& w, const Scenario& s, const ExploreOptions& o, const ExploreResult& res,
+                       double elapsed_s) {
+  w.Str(kSnapshotMagic);
+  w.Str(SnapshotIdentity(s, o));
+  w.U64(res.executions);
+  w.U64(res.redundant);
+  w.U64(res.max_depth);
+  w.F64(elapsed_s);
+  w.U64(res.outcomes.size());
+  for (const Outcome& out : res.outcomes) w.Put(out);
+  w.Bool(res.failure.has_value());
+  if (res.failure) {
+    w.Put(res.failure->schedule);
+    w.U64(static_cast<uint64_t>(res.failure->verdict));
+    w.Str(res.failure->message);
+    w.U64(res.failure->execution);
+    w.U64(res.failure->trace_hash);
+  }
+}
+
+// Reads what PutSnapshotHeader wrote into `res`; returns the elapsed time.
+double GetSnapshotHeader(SnapshotReader& rd, const Scenario& s, const ExploreOptions& o, ExploreResult& res) {
+  if (rd.Str() != kSnapshotMagic) rd.Corrupt("not an exploration snapshot of this rseqmc version");
+  const std::string made_for = rd.Str();
+  const std::string now = SnapshotIdentity(s, o);
+  if (made_for != now) {
+    throw InputError("<checkpoint>", {}, "the checkpoint belongs to another exploration: it was made for " + made_for +
+                                             "; this run is " + now,
+                     "", "resume with the same scenario, -D values and options, or delete the checkpoint");
+  }
+  res.executions = rd.U64();
+  res.redundant = rd.U64();
+  res.max_depth = rd.U64();
+  const double elapsed = rd.F64();
+  for (uint64_t n = rd.Count(3); n > 0; --n) res.outcomes.insert(rd.GetOutcome());
+  if (rd.Bool()) {
+    Failure f;
+    f.schedule = rd.GetSchedule();
+    f.verdict = static_cast<Verdict>(rd.Small(static_cast<uint64_t>(Verdict::kStepLimit)));
+    f.message = rd.Str();
+    f.execution = rd.U64();
+    f.trace_hash = rd.U64();
+    res.failure = std::move(f);
+  }
+  res.resumed_executions = res.executions;
+  return elapsed;
+}
+
 }  // namespace
 
 ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
@@ -618,6 +782,28 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
   ExploreResult res;
   const auto start = Clock::now();
   auto last_progress = start;
+  // Resuming: the counters, outcomes and failure so far; the strategy's state follows.
+  std::optional<SnapshotReader> resume;
+  double elapsed_before = 0;
+  if (o.resume_from != nullptr) {
+    resume.emplace(*o.resume_from, "<checkpoint>");
+    elapsed_before = GetSnapshotHeader(*resume, s, o, res);
+  }
+  auto last_snapshot = start;
+  // Hands a snapshot to o.snapshot when forced or when the interval is due;
+  // `strategy_state` appends the strategy's part.
+  auto take_snapshot = [&](bool forced, const std::function<void(SnapshotWriter&)>& strategy_state) {
+    const auto now = Clock::now();
+    if (!forced && (o.snapshot_interval_s <= 0 ||
+                    std::chrono::duration<double>(now - last_snapshot).count() < o.snapshot_interval_s)) {
+      return;
+    }
+    last_snapshot = now;
+    SnapshotWriter w;
+    PutSnapshotHeader(w, s, o, res, elapsed_before + std::chrono::duration<double>(now - start).count());
+    strategy_state(w);
+    o.snapshot(w.Take());
+  };
   Simulator sim(s, o.run);
   uint64_t max_exec = o.max_executions;
   if (max_exec == 0 && (o.strategy == StrategyKind::kRandom || o.strategy == StrategyKind::kPct)) max_exec = 10000;
@@ -641,7 +827,8 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
       }
       if (o.progress && std::chrono::duration<double>(now - last_progress).count() >= 1.0) {
         last_progress = now;
-        ExploreProgress p{res.executions, el, res.outcomes.size(), res.max_depth, res.bound_level, res.states};
+        ExploreProgress p{res.executions, elapsed_before + el, res.outcomes.size(), res.max_depth, res.bound_level,
+                          res.states};
         o.progress(p);
       }
     }
@@ -659,7 +846,7 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
     }
     if (o.collect_outcomes) res.outcomes.insert(OutcomeOf(s, r));
     if (r.verdict != Verdict::kPass && !res.failure) {
-      res.failure = Failure{r.schedule, r.verdict, r.message, res.executions};
+      res.failure = Failure{r.schedule, r.verdict, r.message, res.executions, r.trace_hash};
       if (o.stop_at_first_failure) {
         res.stop_reason = "failure";
         return false;
@@ -678,19 +865,58 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
       sched = std::make_unique<PctScheduler>(s, o.seed, o.pct_depth, o.bounds);
     }
     ExecutionResult r;
-    for (;;) {
+    bool go = true;
+    if (resume) {
+      // The random stream advances with every execution: re-run those done.
+      if (!resume->AtEnd()) resume->Corrupt("trailing bytes");
+      for (uint64_t i = 0; i < res.executions && go; ++i) {
+        sim.RunInto(*sched, r);
+        if (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed)) {
+          res.stop_reason = "interrupted";
+          if (o.snapshot) o.snapshot(*o.resume_from);
+          go = false;
+        }
+      }
+    }
+    while (go) {
       sim.RunInto(*sched, r);
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, r.steps);
-      if (!after(r)) break;
+      go = after(r);
+      if (o.snapshot && (go || res.stop_reason != "failure")) take_snapshot(!go, [](SnapshotWriter&) {});
     }
   } else {
-    const uint32_t first_level = o.iterative ? 0 : o.bounds.max_events;
+    uint32_t first_level = o.iterative ? 0 : o.bounds.max_events;
+    bool load_engine = false;
+    if (resume) {
+      // Strategy part: the level being explored, whether it is exhausted, and
+      // if not the engine's stack.
+      const uint32_t level = static_cast<uint32_t>(resume->Small(o.bounds.max_events));
+      const bool level_done = resume->Bool();
+      if (level < first_level) resume->Corrupt("events bound below the first level");
+      first_level = level_done ? level + 1 : level;
+      load_engine = !level_done;
+      res.bound_level = level;
+    }
     for (uint32_t level = first_level; level <= o.bounds.max_events; ++level) {
       Bounds b = o.bounds;
       b.max_events = level;
       res.bound_level = level;
       DfsEngine engine(s, o, b);
+      if (load_engine) {
+        engine.Load(*resume);
+        if (!resume->AtEnd()) resume->Corrupt("trailing bytes");
+        load_engine = false;
+      }
+      if (o.snapshot) {
+        engine.snapshot_ = [&](bool more, bool forced) {
+          take_snapshot(forced, [&](SnapshotWriter& w) {
+            w.U64(level);
+            w.Bool(!more);
+            if (more) engine.Save(w);
+          });
+        };
+      }
       bool stopped = false;
       engine.after_check_ = [&]() {
         if (!keep_going()) {
@@ -719,7 +945,7 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
   }
   if (res.stop_reason.empty()) res.stop_reason = "exhausted";
   res.distinct_outcomes = res.outcomes.size();
-  res.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  res.elapsed_s = elapsed_before + std::chrono::duration<double>(Clock::now() - start).count();
   return res;
 }
 

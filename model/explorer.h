@@ -108,6 +108,22 @@ struct ExploreOptions {
   const std::atomic<bool>* interrupt = nullptr;
   // Called about once a second while exploring.
   std::function<void(const ExploreProgress&)> progress;
+  // Checkpoints (`rseqmc check --checkpoint`). When `snapshot` is set, Explore
+  // calls it with an opaque, versioned snapshot of the exploration between
+  // executions: when it stops early for a reason other than a failure
+  // (interrupt, max-executions, time or memory limit) and, if
+  // snapshot_interval_s > 0, about that often while exploring. Passing such
+  // bytes as `resume_from` (same scenario, strategy, bounds, kernel, step budget,
+  // seed, PCT depth, iterative flag and collect_outcomes) continues where the
+  // snapshot was taken: executions, outcomes, failure and the final result are
+  // those of one uninterrupted run. Budgets apply per call, except
+  // max_executions, which counts the resumed executions too. Random and PCT
+  // resume by re-running the executions done (their random stream depends on
+  // each execution), the exhaustive strategies from their saved search stack
+  // (and visited set). A snapshot that does not match throws InputError.
+  std::function<void(const std::string&)> snapshot;
+  double snapshot_interval_s = 0;
+  const std::string* resume_from = nullptr;
 };
 
 struct Failure {
@@ -115,6 +131,7 @@ struct Failure {
   Verdict verdict = Verdict::kPass;
   std::string message;
   uint64_t execution = 0;   // index of the execution that failed (1-based)
+  uint64_t trace_hash = 0;  // ExecutionResult::trace_hash (a replay must reproduce it)
 };
 
 struct ExploreResult {
@@ -129,7 +146,8 @@ struct ExploreResult {
   uint64_t states = 0;           // stateful: distinct states visited
   uint64_t state_bytes = 0;      // stateful: bytes held by the visited set
   uint32_t bound_level = 0;      // iterative: the events bound reached
-  double elapsed_s = 0;
+  double elapsed_s = 0;          // including the time of the run a snapshot was resumed from
+  uint64_t resumed_executions = 0;  // executions done before the snapshot this run resumed from
 };
 
 // Explores `s` with `o`. Throws InputError for a strategy that cannot handle
