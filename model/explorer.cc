@@ -503,10 +503,15 @@ class DfsEngine : public Scheduler {
     Node& prev = stack_[depth_ - 1];
     prev.fp = m.last_footprint();
     if (!mm_cid_observable_) prev.fp.mm_cid = false;
-    bool writes = prev.fp.all_memory || prev.fp.cpus != 0;
+    // What a spinner may see change: memory writes, events, switches (the
+    // mm_cid allocator moves with every switch in or out: m.last_footprint()
+    // before masking), and kernel actions on other threads. A yield that
+    // finds its run queue empty only reads the CPU: not a change.
+    const Alt& a = prev.alts[prev.alt];
+    bool writes = prev.fp.all_memory || m.last_footprint().mm_cid || a.kind != DecisionKind::kStep ||
+                  (prev.fp.threads & ~(1ull << a.thread)) != 0;
     for (int i = 0; i < prev.fp.num_accesses && !writes; ++i) writes = prev.fp.accesses[i].write;
-    // Events and kernel actions on other threads change what a spinner may see.
-    if (writes || prev.alts[prev.alt].kind != DecisionKind::kStep) ++path_writes_;
+    if (writes) ++path_writes_;
   }
 
   // Spin detection ("spin-assume"): a thread whose local state returns to a
