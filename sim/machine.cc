@@ -112,6 +112,15 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   record_ = opt_.record_trace;
   fp_on_ = scheduler->WantsFootprints();
   fp_.Clear();
+  acc_ = opt_.record_accesses;
+  out->accesses.clear();
+  out->accesses_recorded = acc_;
+  if (acc_ && in_cs_.size() != code_size_) {
+    in_cs_.assign(code_size_, 0);
+    for (const CsDescriptor& d : s_.program.descriptors) {
+      for (uint32_t i = d.start; i < d.post_commit && i < code_size_; ++i) in_cs_[i] = 1;
+    }
+  }
   out->memory.assign(init_mem_.begin(), init_mem_.end());
   mem_ = out->memory.data();
   if (threads_.size() != init_threads_.size()) threads_ = init_threads_;
@@ -215,6 +224,24 @@ void Machine::Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a, int64_
   e.b = b;
   e.detail = std::move(detail);
   out_->trace.push_back(std::move(e));
+}
+
+void Machine::LogAccess(AccessKind k, int t, uint32_t pc, uint32_t next, uint64_t addr, uint8_t bytes, uint8_t flags,
+                        int64_t rv, int64_t wv) {
+  AccessEntry e;
+  e.step = steps_;
+  e.addr = addr;
+  e.rv = rv;
+  e.wv = wv;
+  e.pc = pc;
+  e.next = next;
+  e.kind = k;
+  e.bytes = bytes;
+  e.flags = flags;
+  e.thread = static_cast<int8_t>(t);
+  e.cpu = static_cast<int8_t>(threads_[t].cpu);
+  e.depth = static_cast<uint8_t>(threads_[t].depth);
+  out_->accesses.push_back(e);
 }
 
 // ---------------------------------------------------------------------------
@@ -546,11 +573,12 @@ bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
               // Abort (rule 6): rseq_cs := 0, ip := abort_ip; nothing else changes.
               Store(area + kRseqOffRseqCs, 0, 8);
               const uint32_t to = static_cast<uint32_t>((abort_ip - kCodeBase) / kInstrBytes);
-              if (record_) {
+              if (record_ || acc_) {
                 const int d = (ptr - desc_base_) % kRseqCsBytes == 0 && ptr >= desc_base_ && ptr < area_base_
                                   ? static_cast<int>((ptr - desc_base_) / kRseqCsBytes)
                                   : -1;
-                Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
+                if (record_) Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
+                if (acc_) LogAccess(AccessKind::kAbort, t, c.pc, to, static_cast<uint64_t>(static_cast<int64_t>(d)));
               }
               c.pc = to;
               ++out_->threads[t].aborts;
@@ -560,6 +588,7 @@ bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
           // Outside: lazy clear (rule 7, clear_rseq_cs()).
           Store(area + kRseqOffRseqCs, 0, 8);
           if (record_) Record(TraceKind::kLazyClear, th.cpu, t, c.pc, 0, -1);
+          if (acc_) LogAccess(AccessKind::kClear, t, c.pc, c.pc);
         }
       }
     }
@@ -743,6 +772,8 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
     uint32_t next = pc + 1;
     uint64_t wrote_addr = 0;
     int64_t wrote_val = 0;
+    uint64_t read_addr = 0;  // access log only: what a logged instruction read
+    uint8_t read_bytes = 0;
     switch (in.op) {
       case Op::kLi: r[in.rd] = in.imm; break;
       case Op::kMov: r[in.rd] = r[in.rs]; break;
@@ -772,6 +803,10 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
         // Atomics count as writes even when a cas fails: dependence must hold
         // for the transition in any order.
         TouchMem(addr, bytes, in.op != Op::kLd && in.op != Op::kLd32);
+        if (in.op != Op::kSt && in.op != Op::kSt32) {
+          read_addr = addr;
+          read_bytes = static_cast<uint8_t>(bytes);
+        }
         switch (in.op) {
           case Op::kLd:
           case Op::kLd32: r[in.rd] = static_cast<int64_t>(Load(addr, bytes)); break;
@@ -831,6 +866,7 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
           break;
         }
         if (record_) Record(TraceKind::kStep, th.cpu, t, pc);
+        if (acc_ && in_cs_[pc]) LogAccess(AccessKind::kInstr, t, pc, kAccessNoPc);
         if (th.depth > 0) {
           // sigreturn: restore the interrupted context (whose ip the frame
           // set-up may have moved to abort_ip) and the blocked mask; then the
@@ -853,6 +889,8 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
                                               kRseqOffFlags};
           TouchMem(th.rseq_area + kOff[in.aux], 4, false);
           v = Load(th.rseq_area + kOff[in.aux], 4);
+          read_addr = th.rseq_area + kOff[in.aux];
+          read_bytes = 4;
         } else if (static_cast<RseqField>(in.aux) == RseqField::kCpuId) {
           v = 0xffffffffu;  // RSEQ_CPU_ID_UNINITIALIZED as read from an unregistered area
         }
@@ -888,11 +926,21 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
       default:  // kernel calls
         c.pc = next;
         if (record_) Record(TraceKind::kStep, th.cpu, t, pc);
+        if (acc_) LogAccess(AccessKind::kInstr, t, pc, next);
         if (!ExecSyscall(t, in)) return Stop::kEnded;
         continue;
     }
     c.pc = next;
     if (record_) Record(TraceKind::kStep, th.cpu, t, pc, static_cast<int64_t>(wrote_addr), wrote_val);
+    if (acc_ && (wrote_addr != 0 || in_cs_[pc])) {
+      // One entry per instruction: a read-modify-write logs its read and its
+      // write together (the read's address is the write's).
+      const uint8_t flags = (read_bytes != 0 ? kAccessRead : 0) | (wrote_addr != 0 ? kAccessWrite : 0);
+      const uint8_t bytes = read_bytes != 0 ? read_bytes
+                            : in.op == Op::kSt32 ? 4 : 8;
+      LogAccess(AccessKind::kInstr, t, pc, next, wrote_addr != 0 ? wrote_addr : read_addr, flags != 0 ? bytes : 0,
+                flags, read_bytes != 0 ? r[in.rd] : 0, wrote_val);
+    }
   }
 }
 
@@ -979,7 +1027,10 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       th.rseq_sig = sig;
       // Rule 3: a stale rseq_cs is cleared (6.15 and the 5.10+ stable fix);
       // IDs hold current values before the syscall returns.
-      if (opt_.kernel.model != KernelModel::kLegacy418) Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
+      if (opt_.kernel.model != KernelModel::kLegacy418) {
+        Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
+        if (acc_) LogAccess(AccessKind::kClear, t, c.pc, c.pc);
+      }
       th.notify_resume = true;
       break;
     }

@@ -190,6 +190,9 @@ class Machine {
     if (fp_on_) fp_.Access(addr, bytes, write);
   }
   void Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a = 0, int64_t b = 0, std::string detail = {});
+  // Appends to the access log (RunOptions::record_accesses; sim/access_log.h).
+  void LogAccess(AccessKind k, int t, uint32_t pc, uint32_t next, uint64_t addr = 0, uint8_t bytes = 0,
+                 uint8_t flags = 0, int64_t rv = 0, int64_t wv = 0);
   bool MemOk(uint64_t addr, int bytes) const {
     return addr >= kDataBase && addr - kDataBase + bytes <= mem_size_;
   }
@@ -234,6 +237,8 @@ class Machine {
   std::exception_ptr error_;
   bool fp_on_ = false;
   Footprint fp_;
+  bool acc_ = false;            // RunOptions::record_accesses, for this execution
+  std::vector<uint8_t> in_cs_;  // by code index: 1 inside some descriptor's [start, post_commit)
 };
 
 }  // namespace rseqmc

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/access_log.h"
 #include "sim/kernel_model.h"
 #include "sim/schedule.h"
 #include "sim/scenario.h"
@@ -40,6 +41,9 @@ struct RunOptions {
   bool record_trace = false;
   uint64_t max_steps = 100000;  // instructions per execution before kStepLimit
   KernelVersion kernel;         // default: 6.0-6.18 legacy
+  // Log memory accesses and section control flow (sim/access_log.h) into
+  // ExecutionResult::accesses, for the commit-serialisability oracle.
+  bool record_accesses = false;
 };
 
 struct ThreadOutcome {
@@ -69,6 +73,8 @@ struct ExecutionResult {
   uint32_t events[kNumDecisionKinds] = {};  // injected events by kind (kStep unused)
   uint64_t trace_hash = 0;        // hash of the decision sequence and final state (determinism check)
   std::vector<std::string> extra_strings;  // observe names from native threads (ids after Program::strings)
+  std::vector<AccessEntry> accesses;  // empty unless RunOptions::record_accesses (sim/access_log.h)
+  bool accesses_recorded = false;     // RunOptions::record_accesses was set for this execution
 
   // Name of an observation id (Program::strings, then extra_strings).
   const std::string& ObservationName(const Scenario& s, uint32_t id) const;

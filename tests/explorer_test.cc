@@ -1,0 +1,311 @@
+// The model checker's exploration strategies (model/explorer.h):
+//   * soundness: on generated programs, DPOR and stateful search find exactly
+//     the outcomes plain DFS finds under the same bounds (RapidCheck);
+//   * golden execution counts and outcome sets per built-in scenario and
+//     strategy (tests/golden/explore_counts.txt; more executions = lost
+//     reduction, fewer = unsoundness). Regenerate only on purpose:
+//     RSEQMC_UPDATE_GOLDEN=1 build/tests/rseqmc_tests --gtest_filter='Explore.Golden*'
+//   * every planted bug is found by every exhaustive strategy with iterative
+//     bounding, with one injected event;
+//   * PCT finds each planted bug within its probabilistic bound;
+//   * determinism and budgets.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "gen/program_gen.h"
+#include "model/explorer.h"
+#include "model/pct.h"
+#include "scenarios/builtin.h"
+#include "scenarios/parser.h"
+#include "sim/builder.h"
+#include "sim/diag.h"
+#include "sim/thread_api.h"
+
+namespace rseqmc {
+namespace {
+
+// A built-in scenario with those of `defines` that it declares as constants.
+Scenario Builtin(const std::string& name, const std::map<std::string, int64_t>& defines = {}) {
+  const BuiltinScenario* b = FindBuiltinScenario(name);
+  if (b == nullptr) throw std::runtime_error("no built-in scenario " + name);
+  const Scenario plain = ParseScenario(b->text, b->path);
+  std::map<std::string, int64_t> declared;
+  for (const auto& [k, v] : defines) {
+    if (plain.FindConstant(k) >= 0) declared.emplace(k, v);
+  }
+  return ParseScenario(b->text, b->path, declared);
+}
+
+ExploreResult ExploreWith(const Scenario& s, StrategyKind k, uint32_t events, uint64_t max_exec = 0,
+                  bool stop_at_failure = false) {
+  ExploreOptions o;
+  o.strategy = k;
+  o.bounds.max_events = events;
+  o.max_executions = max_exec;
+  o.stop_at_first_failure = stop_at_failure;
+  return Explore(s, o);
+}
+
+// A stable digest of an outcome set (order-independent, since std::set is ordered).
+uint64_t Digest(const std::set<Outcome>& outcomes) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (const Outcome& o : outcomes) {
+    mix(static_cast<uint64_t>(o.verdict));
+    for (uint8_t b : o.symbols) mix(b);
+    for (int64_t r : o.returns) mix(static_cast<uint64_t>(r));
+    for (const auto& obs : o.observed) {
+      for (auto [k, v] : obs) mix(k ^ static_cast<uint64_t>(v) << 8);
+    }
+  }
+  return h;
+}
+
+// ---------------------------------------------------------------------------
+// Soundness on generated programs.
+
+testgen::GenOptions SmallPrograms() {
+  testgen::GenOptions g;
+  g.max_cpus = 2;
+  g.max_threads = 2;
+  g.max_stmts = 3;
+  g.max_retries = 2;
+  return g;
+}
+
+RC_GTEST_PROP(Explore, DporAndStatefulFindExactlyTheOutcomesOfDfs, ()) {
+  const auto g = *testgen::GenScenario(SmallPrograms());
+  const uint32_t events = *rc::gen::inRange<uint32_t>(0, 2);
+  const ExploreResult dfs = ExploreWith(g.scenario, StrategyKind::kDfs, events, 20000);
+  RC_PRE(dfs.complete);  // only programs small enough for plain DFS
+  const ExploreResult dpor = ExploreWith(g.scenario, StrategyKind::kDpor, events);
+  const ExploreResult stateful = ExploreWith(g.scenario, StrategyKind::kStateful, events);
+  RC_ASSERT(dpor.complete);
+  RC_ASSERT(stateful.complete);
+  RC_ASSERT(dpor.outcomes == dfs.outcomes);
+  RC_ASSERT(stateful.outcomes == dfs.outcomes);
+  // The reductions never explore more than DFS.
+  RC_ASSERT(dpor.executions - dpor.redundant <= dfs.executions);
+}
+
+// ---------------------------------------------------------------------------
+// Golden counts for the built-in scenarios.
+
+struct GoldenCase {
+  std::string scenario;
+  std::map<std::string, int64_t> defines;
+  StrategyKind strategy;
+  uint32_t events;
+  uint64_t max_exec;
+};
+
+std::vector<GoldenCase> GoldenCases() {
+  std::vector<GoldenCase> cases;
+  const std::map<std::string, int64_t> small = {{"OPS", 1}, {"PER", 1}};
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    // The list/buffer workloads are explored with one node per thread to keep
+    // the suite (and its ASan run) short.
+    const bool heavy = b.name.find("list") != std::string::npos || b.name.find("buffer") != std::string::npos ||
+                       b.name.find("commit_not_last") != std::string::npos;
+    const std::map<std::string, int64_t> d = heavy ? small : std::map<std::string, int64_t>{};
+    for (StrategyKind k : {StrategyKind::kDpor, StrategyKind::kStateful}) {
+      cases.push_back({b.name, d, k, 0, 0});
+      cases.push_back({b.name, d, k, 1, 0});
+    }
+    cases.push_back({b.name, d, StrategyKind::kDfs, 0, 50000});
+  }
+  return cases;
+}
+
+std::string GoldenLine(const GoldenCase& c, const ExploreResult& r) {
+  std::ostringstream os;
+  os << c.scenario;
+  for (const auto& [k, v] : c.defines) os << " -D" << k << "=" << v;
+  os << " | " << StrategyName(c.strategy) << " events<=" << c.events << " | executions " << r.executions
+     << " redundant " << r.redundant << " outcomes " << r.distinct_outcomes << " digest " << std::hex << Digest(r.outcomes)
+     << std::dec << " | " << (r.complete ? "complete" : r.stop_reason);
+  return os.str();
+}
+
+TEST(Explore, GoldenExecutionCountsAndOutcomeSets) {
+  const std::string path = std::string(RSEQMC_SOURCE_DIR) + "/tests/golden/explore_counts.txt";
+  std::vector<std::string> lines;
+  std::map<std::string, uint64_t> complete_digest;  // scenario+defines+events -> digest of a complete run
+  for (const GoldenCase& c : GoldenCases()) {
+    const Scenario s = Builtin(c.scenario, c.defines);
+    const ExploreResult r = ExploreWith(s, c.strategy, c.events, c.max_exec);
+    lines.push_back(GoldenLine(c, r));
+    // Exhaustive strategies that completed agree on the outcome set.
+    if (r.complete) {
+      const std::string key = c.scenario + "/" + std::to_string(c.events);
+      auto [it, inserted] = complete_digest.emplace(key, Digest(r.outcomes));
+      EXPECT_EQ(it->second, Digest(r.outcomes)) << "outcome sets differ for " << key << " ("
+                                                 << StrategyName(c.strategy) << ")";
+    }
+  }
+  std::string now;
+  for (const std::string& l : lines) now += l + "\n";
+  if (std::getenv("RSEQMC_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path) << now;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " is missing; create it with RSEQMC_UPDATE_GOLDEN=1";
+  std::stringstream want;
+  want << in.rdbuf();
+  std::istringstream a(want.str()), b(now);
+  std::string la, lb;
+  int line = 0;
+  while (true) {
+    const bool ga = static_cast<bool>(std::getline(a, la));
+    const bool gb = static_cast<bool>(std::getline(b, lb));
+    ++line;
+    if (!ga && !gb) break;
+    ASSERT_EQ(la, lb) << "golden line " << line << " of " << path
+                      << " differs (more executions: lost reduction; fewer: unsoundness)";
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Planted bugs.
+
+std::vector<std::string> BuggyScenarios() {
+  std::vector<std::string> names;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    if (b.name.rfind("buggy/", 0) == 0) names.push_back(b.name);
+  }
+  return names;
+}
+
+TEST(Explore, EveryPlantedBugIsFoundByEveryExhaustiveStrategyWithOneEvent) {
+  const auto names = BuggyScenarios();
+  ASSERT_GE(names.size(), 5u);
+  for (const std::string& name : names) {
+    const Scenario s = Builtin(name, {{"PER", 1}});
+    for (StrategyKind k : {StrategyKind::kDpor, StrategyKind::kStateful, StrategyKind::kDfs}) {
+      ExploreOptions o;
+      o.strategy = k;
+      o.bounds.max_events = 1;
+      o.iterative = true;
+      o.max_executions = 500000;
+      const ExploreResult r = Explore(s, o);
+      ASSERT_TRUE(r.failure.has_value()) << name << " not found by " << StrategyName(k);
+      EXPECT_EQ(r.failure->verdict, s.expected) << name << " / " << StrategyName(k) << ": " << r.failure->message;
+      EXPECT_EQ(r.failure->schedule.NumEvents(), 1u) << name << " / " << StrategyName(k);
+      EXPECT_EQ(r.bound_level, 1u) << name << ": no failure without an injected event";
+    }
+  }
+}
+
+TEST(Explore, CorrectBuiltinsPassExhaustivelyWithOneEvent) {
+  for (const std::string name : {"percpu_counter", "percpu_spinlock"}) {
+    const Scenario s = Builtin(name);
+    const ExploreResult r = ExploreWith(s, StrategyKind::kDpor, 1, 0, true);
+    EXPECT_TRUE(r.complete) << name;
+    EXPECT_FALSE(r.failure.has_value()) << name << ": " << (r.failure ? r.failure->message : "");
+  }
+}
+
+// PCT: a bug of depth d in a program of n threads and k steps is found by one
+// execution with probability >= 1/(n k^(d-1)), so n k^(d-1) runs find it with
+// probability >= 1 - 1/e and, over a range of seeds, in expectation. The
+// planted bugs have depth <= 3: one injected event at the right step (a change
+// point) plus at most one ordering constraint between the CPUs (the second
+// change point). Each must be found within n k^2 runs for every seed tried.
+TEST(Explore, PctFindsEachPlantedBugWithinItsProbabilisticBound) {
+  for (const std::string& name : BuggyScenarios()) {
+    const Scenario s = Builtin(name, {{"PER", 1}});
+    // k: steps of the execution PCT makes without change points.
+    Simulator sim(s);
+    PctScheduler probe(s, 1, 1, Bounds{});
+    const uint64_t k = sim.Run(probe).steps;
+    const uint64_t n = s.threads.size();
+    const uint64_t bound = n * k * k;  // n * k^(d-1), d = 3
+    uint64_t worst = 0;
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      ExploreOptions o;
+      o.strategy = StrategyKind::kPct;
+      o.pct_depth = 3;
+      o.seed = seed;
+      o.bounds.max_events = 1;
+      o.max_executions = bound;
+      const ExploreResult r = Explore(s, o);
+      ASSERT_TRUE(r.failure.has_value()) << name << " seed " << seed << ": not found in " << bound << " PCT runs";
+      EXPECT_EQ(r.failure->verdict, s.expected);
+      worst = std::max(worst, r.failure->execution);
+    }
+    RecordProperty(name + "_pct_runs_worst", static_cast<int>(worst));
+    std::printf("[pct] %-28s n=%llu k=%llu d=3 bound=%llu worst runs over seeds 1-5: %llu\n", name.c_str(),
+                static_cast<unsigned long long>(n), static_cast<unsigned long long>(k),
+                static_cast<unsigned long long>(bound), static_cast<unsigned long long>(worst));
+  }
+}
+
+TEST(Explore, SameInputsAndSeedGiveTheSameResult) {
+  const Scenario s = Builtin("percpu_spinlock");
+  for (StrategyKind k : {StrategyKind::kDpor, StrategyKind::kRandom, StrategyKind::kPct}) {
+    ExploreOptions o;
+    o.strategy = k;
+    o.bounds.max_events = 1;
+    o.seed = 7;
+    o.max_executions = 3000;
+    const ExploreResult a = Explore(s, o);
+    const ExploreResult b = Explore(s, o);
+    EXPECT_EQ(a.executions, b.executions) << StrategyName(k);
+    EXPECT_EQ(a.outcomes, b.outcomes) << StrategyName(k);
+  }
+}
+
+TEST(Explore, BudgetsStopTheExploration) {
+  const Scenario s = Builtin("percpu_list");
+  ExploreOptions o;
+  o.strategy = StrategyKind::kDpor;
+  o.bounds.max_events = 2;
+  o.max_executions = 100;
+  ExploreResult r = Explore(s, o);
+  EXPECT_EQ(r.executions, 100u);
+  EXPECT_EQ(r.stop_reason, "max-executions");
+  EXPECT_FALSE(r.complete);
+  std::atomic<bool> stop{true};
+  o.max_executions = 0;
+  o.interrupt = &stop;
+  r = Explore(s, o);
+  EXPECT_EQ(r.stop_reason, "interrupted");
+  EXPECT_EQ(r.executions, 1u);
+}
+
+TEST(Explore, StatefulRefusesNativeThreads) {
+  ScenarioBuilder b("native");
+  b.Func("f").Ret();
+  b.Native("n", 0, [](ThreadApi&) { return int64_t{0}; });
+  const Scenario s = b.Build();
+  ExploreOptions o;
+  o.strategy = StrategyKind::kStateful;
+  EXPECT_THROW(Explore(s, o), InputError);
+}
+
+// Independent per-CPU operations: DPOR explores one interleaving whatever the
+// number of threads (each pinned to its own CPU); plain DFS explores all of them.
+TEST(Explore, DporIsLinearOnIndependentPinnedThreads) {
+  for (int n = 2; n <= 4; ++n) {
+    ScenarioBuilder b("pinned");
+    b.Cpus(static_cast<uint32_t>(n)).PerCpu("c", Width::kU64, 1);
+    b.Func("inc").La(1, "c").Getcpu().Shl(2, 0, Imm(6)).Add(1, 1, R(2)).Ld(3, Mem(1)).Add(3, 3, Imm(1))
+        .St(Mem(1), 3).Ret();
+    for (int t = 0; t < n; ++t) b.Thread("t" + std::to_string(t), "inc", static_cast<uint32_t>(t), 1ull << t);
+    b.Property(expr::Binary("==", expr::Sum("c"), expr::Const(n)));
+    const Scenario s = b.Build();
+    const ExploreResult dpor = ExploreWith(s, StrategyKind::kDpor, 0);
+    EXPECT_TRUE(dpor.complete);
+    EXPECT_EQ(dpor.executions - dpor.redundant, 1u) << n << " threads";
+    EXPECT_EQ(dpor.distinct_outcomes, 1u);
+  }
+}
+
+}  // namespace
+}  // namespace rseqmc
