@@ -127,7 +127,8 @@ enum class Op : uint8_t {
   kSchedSetaffinity,  // CPU mask in rs (use_imm: in imm); affects the caller
   kGetcpu,            // r0 := current CPU
   kTgkill,            // target thread index in rs (use_imm: imm), signal in aux
-  kMembarrierRseq,    // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ; cpu in rs or imm (-1 = all)
+  kMembarrierRseq,    // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ; cpu in rs or imm (-1 = all); the process
+                      // counts as registered (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
   kRseqRegister,      // register the thread's area, len 32, signature imm
   kRseqUnregister,    // unregister, signature imm
   // Fail the execution unless (rs CMP (rt | imm)); aux = CmpKind, text = message.

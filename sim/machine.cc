@@ -86,7 +86,8 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
       th.rseq_sig = kRseqSig;
       Store(area + kRseqOffCpuIdStart, th.cpu, 4);
       Store(area + kRseqOffCpuId, th.cpu, 4);
-      Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
+      // node_id and mm_cid exist since 6.3; the 4.18 struct rseq has neither.
+      if (opt_.kernel.model != KernelModel::kLegacy418) Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
     } else {
       Store(area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
     }
@@ -155,7 +156,9 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     if (c.running < 0) {
       c.running = th.id;
       AssignMmCid(th.id);
-      if (th.rseq_area) Store(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
+      if (th.rseq_area && opt_.kernel.model != KernelModel::kLegacy418) {
+        Store(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
+      }
     } else {
       c.queue.push_back(static_cast<int8_t>(th.id));
       th.notify_resume = true;  // IDs are refreshed when it first switches in
@@ -392,7 +395,7 @@ void Machine::SwitchOut(int cpu, int next, TraceKind why) {
   SimThread& th = threads_[t];
   th.event_mask |= kEventPreempt;
   th.notify_resume = true;
-  cid_used_ &= ~(1ull << th.mm_cid);
+  if (th.mm_cid >= 0) cid_used_ &= ~(1ull << th.mm_cid);
   if (record_) Record(why, cpu, t, th.cur().pc, next);
   c.queue.push_back(static_cast<int8_t>(t));
   PickNext(cpu, next);
@@ -984,6 +987,9 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       break;
     case Op::kTgkill: {
       const int64_t target = in.use_imm ? in.imm : c.r[in.rs];
+      // Reading whether the target still exists is an access to it (its exit
+      // and this call do not commute).
+      if (target >= 0 && target < num_threads()) TouchThread(static_cast<int>(target));
       if (target < 0 || target >= num_threads() || threads_[target].state == ThreadState::kExited) {
         ret = kEsrch;
         break;
@@ -994,14 +1000,18 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       break;
     }
     case Op::kMembarrierRseq: {
-      // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (rule 24): IPI every CPU (or the
-      // given one) running a thread of the process; the caller is skipped when
-      // targeting all CPUs, IPI'd when it names its own CPU.
-      const int64_t target_cpu = in.use_imm ? in.imm : c.r[in.rs];
-      if (target_cpu < -1 || target_cpu >= num_cpus_) {
-        ret = kEinval;
-        break;
-      }
+      // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (rule 24), as
+      // membarrier_private_expedited() (kernel/sched/membarrier.c): nothing
+      // when the process has one live thread (mm_users == 1) or one CPU is
+      // online; a CPU number that is not online is a silent no-op (returns 0);
+      // a negative one means all CPUs. IPIs go to every CPU (or the given one)
+      // running a thread of the process; targeting all CPUs skips the caller,
+      // naming its own CPU interrupts it too.
+      int64_t target_cpu = in.use_imm ? in.imm : c.r[in.rs];
+      if (target_cpu < 0) target_cpu = -1;
+      // mm_users reads every thread's liveness.
+      for (int u = 0; u < num_threads(); ++u) TouchThread(u);
+      if (live_threads_ == 1 || num_cpus_ == 1 || target_cpu >= num_cpus_) break;
       for (int cpu = 0; cpu < num_cpus_; ++cpu) {
         if (target_cpu >= 0 && cpu != target_cpu) continue;
         TouchCpu(cpu);
@@ -1046,10 +1056,13 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         break;
       }
       TouchMem(th.rseq_area, kRseqAreaBytes, true);
+      // rseq_reset_rseq_cpu_id(): 4.18 resets the two CPU fields only.
       Store(th.rseq_area + kRseqOffCpuIdStart, 0, 4);
       Store(th.rseq_area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
-      Store(th.rseq_area + kRseqOffNodeId, 0, 4);
-      Store(th.rseq_area + kRseqOffMmCid, 0, 4);
+      if (opt_.kernel.model != KernelModel::kLegacy418) {
+        Store(th.rseq_area + kRseqOffNodeId, 0, 4);
+        Store(th.rseq_area + kRseqOffMmCid, 0, 4);
+      }
       th.rseq_area = 0;
       th.rseq_len = 0;
       th.rseq_sig = 0;
