@@ -722,7 +722,13 @@ void Machine::ThreadMain(int t) {
   // Hand the CPU to whoever runs next: another thread, or main when the
   // execution is over.
   if (stop == Stop::kExited && !finished_) {
-    if (Boundary(-1)) return;  // unreachable: Boundary(-1) always switches away
+    try {
+      if (Boundary(-1)) return;  // resumed in a later execution: back to the worker loop
+    } catch (const std::exception&) {
+      // An invalid decision right after the exit: park it like the body's.
+      error_ = std::current_exception();
+      finished_ = true;
+    }
   }
   fibers_->SwitchTo(FiberPool::kMain);
 }

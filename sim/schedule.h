@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/kernel_model.h"
@@ -50,15 +51,15 @@ std::string EncodeSchedule(const Scenario& s, const Schedule& schedule);
 // malformed token, a wrong version, or a token made for another scenario.
 Schedule DecodeSchedule(const Scenario& s, const std::string& token);
 
-// Replays a schedule; past its last entry it keeps choosing defaults.
+// Replays a schedule (kept by value); past its last entry it keeps choosing defaults.
 class ReplayScheduler : public Scheduler {
  public:
-  explicit ReplayScheduler(const Schedule& s) : schedule_(s) {}
+  explicit ReplayScheduler(Schedule s) : schedule_(std::move(s)) {}
   void BeginExecution(const Machine&) override { next_ = 0; boundary_ = 0; }
   Decision Choose(const ChoiceView& view) override;
 
  private:
-  const Schedule& schedule_;
+  Schedule schedule_;
   size_t next_ = 0;
   uint64_t boundary_ = 0;
 };

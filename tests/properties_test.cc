@@ -401,7 +401,7 @@ TEST(PropertiesTest, DamagedTokensAreRejectedOrHarmless) {
 // from Machine::ThreadMain outside its try block, so it escapes the fiber and
 // terminates the process instead of surfacing as an InputError (`rseqmc run
 // --schedule` aborts with exit 134). Enable once sim/ catches it there.
-TEST(PropertiesTest, DISABLED_ImpossibleDecisionAfterAThreadExitsIsAnInputError) {
+TEST(PropertiesTest, ImpossibleDecisionAfterAThreadExitsIsAnInputError) {
   ScenarioBuilder b("exit_then_bad_decision");
   b.Cpus(2);
   b.Func("f").Ret();
