@@ -397,10 +397,10 @@ TEST(PropertiesTest, DamagedTokensAreRejectedOrHarmless) {
 }
 
 // Regression test for a simulator bug found by DamagedTokensAreRejectedOrHarmless:
-// an impossible decision at the boundary right after a thread exits is thrown
-// from Machine::ThreadMain outside its try block, so it escapes the fiber and
-// terminates the process instead of surfacing as an InputError (`rseqmc run
-// --schedule` aborts with exit 134). Enable once sim/ catches it there.
+// an impossible decision at the boundary right after a thread exits was thrown
+// from Machine::ThreadMain outside its try block, so it escaped the fiber and
+// terminated the process instead of surfacing as an InputError (`rseqmc run
+// --schedule` aborted with exit 134).
 TEST(PropertiesTest, ImpossibleDecisionAfterAThreadExitsIsAnInputError) {
   ScenarioBuilder b("exit_then_bad_decision");
   b.Cpus(2);
