@@ -266,6 +266,14 @@ bool Machine::Boundary(int self) {
   }
   int cpu;
   for (;;) {
+    if (sched_->defaults_ahead > 0) {
+      // Promised default (Scheduler::defaults_ahead): continue on the same CPU.
+      --sched_->defaults_ahead;
+      ++boundary_;
+      if (fp_on_) fp_.Clear();
+      cpu = last_cpu_;
+      break;
+    }
     const Decision d = sched_->Choose(ChoiceView(*this));
     const uint64_t b = boundary_++;
     if (d.kind == DecisionKind::kStep && d.cpu == last_cpu_) {

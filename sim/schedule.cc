@@ -236,10 +236,19 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
 
 Decision ReplayScheduler::Choose(const ChoiceView& view) {
   const uint64_t b = boundary_++;
+  Decision d = Decision::Step(view.machine().default_cpu());
   if (next_ < schedule_.entries.size() && schedule_.entries[next_].boundary == b) {
-    return schedule_.entries[next_++].decision;
+    d = schedule_.entries[next_++].decision;
   }
-  return Decision::Step(view.machine().default_cpu());
+  // Every boundary before the next entry takes the default: let the machine
+  // skip them (boundary_ keeps counting them).
+  if (next_ < schedule_.entries.size()) {
+    defaults_ahead = schedule_.entries[next_].boundary - boundary_;
+    boundary_ = schedule_.entries[next_].boundary;
+  } else {
+    defaults_ahead = ~0ull >> 1;
+  }
+  return d;
 }
 
 // ---------------------------------------------------------------------------
@@ -286,7 +295,7 @@ uint64_t RandomScheduler::Next() {
   return result;
 }
 
-void RandomScheduler::BeginExecution(const Machine&) { quiet_ = SampleQuiet(); }
+void RandomScheduler::BeginExecution(const Machine&) { defaults_ahead = SampleQuiet(); }
 
 // Boundaries until the next non-default decision: geometric with parameter
 // p = p_event + p_switch (equivalent to rolling at every boundary, since the
@@ -309,11 +318,9 @@ uint64_t RandomScheduler::SampleQuiet() {
 Decision RandomScheduler::Choose(const ChoiceView& view) {
   // Reads the machine directly (inline accessors): this runs at every boundary.
   const Machine& m = view.machine();
-  if (quiet_ > 0) {
-    --quiet_;
-    return Decision::Step(m.default_cpu());
-  }
-  quiet_ = SampleQuiet();
+  // Quiet boundaries are taken by the machine itself (defaults_ahead); this
+  // call is a deviation. Draw the length of the next quiet run first.
+  defaults_ahead = SampleQuiet();
   const uint64_t r = Next();
   const int ncpu = m.num_cpus();
   const int cur = m.default_cpu();

@@ -55,7 +55,12 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token);
 class ReplayScheduler : public Scheduler {
  public:
   explicit ReplayScheduler(Schedule s) : schedule_(std::move(s)) {}
-  void BeginExecution(const Machine&) override { next_ = 0; boundary_ = 0; }
+  void BeginExecution(const Machine&) override {
+    next_ = 0;
+    boundary_ = 0;
+    defaults_ahead = schedule_.entries.empty() ? ~0ull >> 1 : schedule_.entries[0].boundary;
+    boundary_ = defaults_ahead == (~0ull >> 1) ? 0 : schedule_.entries[0].boundary;
+  }
   Decision Choose(const ChoiceView& view) override;
 
  private:
@@ -100,7 +105,6 @@ class RandomScheduler : public Scheduler {
   double log1m_p_ = 0;      // log(1 - p_any_)
   uint32_t t_event_ = 0;    // P(event | deviation) in 2^-32 units
   uint32_t t_any_ = 0;      // p_any_ in 2^-32 units
-  uint64_t quiet_ = 0;      // default decisions left before the next deviation
 };
 
 }  // namespace rseqmc

@@ -104,6 +104,13 @@ class Scheduler {
   virtual void EndExecution(const Machine& /*m*/) {}
   // True if the machine should record each transition's footprint (DPOR).
   virtual bool WantsFootprints() const { return false; }
+
+  // A scheduler may promise that its next `defaults_ahead` answers are the
+  // default (Decision::Step(view.DefaultCpu())); the machine then takes those
+  // boundaries without calling Choose, decrementing the count (they still
+  // count as boundaries). Set it in BeginExecution or Choose; it is the
+  // random and replay schedulers' fast path for quiet stretches.
+  uint64_t defaults_ahead = 0;
 };
 
 }  // namespace rseqmc
