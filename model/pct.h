@@ -10,7 +10,9 @@
 // thread (when the bounds allow it and the scenario has handlers), since those
 // are the rseq "preemptions" that matter. For a bug of depth d in a program
 // with n threads and k steps, one execution finds it with probability at least
-// 1 / (n * k^(d-1)).
+// 1 / (n * (c*k)^(d-1)), c <= 4 being the number of kinds a change point can
+// take (priority drop, preemption, migration, signal), since each change point
+// must also pick the right kind.
 #ifndef RSEQMC_MODEL_PCT_H_
 #define RSEQMC_MODEL_PCT_H_
 

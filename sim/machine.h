@@ -96,6 +96,9 @@ class Machine {
   const SimCpu& cpu(int c) const { return cpus_[c]; }
   int default_cpu() const { return last_cpu_; }
   uint64_t steps() const { return steps_; }
+  // Index of the boundary being decided (the n-th Choose call or promised
+  // default of this execution, from 0).
+  uint64_t boundary() const { return boundary_; }
   uint32_t events(DecisionKind k) const { return events_[static_cast<int>(k)]; }
   uint32_t total_events() const { return total_events_; }
   bool IsValid(const Decision& d) const;

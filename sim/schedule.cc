@@ -235,19 +235,16 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
 }
 
 Decision ReplayScheduler::Choose(const ChoiceView& view) {
-  const uint64_t b = boundary_++;
+  // The machine's boundary index, so that replay stays right whether or not
+  // the caller honours defaults_ahead (e.g. a scheduler wrapping this one).
+  const uint64_t b = view.machine().boundary();
+  while (next_ < schedule_.entries.size() && schedule_.entries[next_].boundary < b) ++next_;
   Decision d = Decision::Step(view.machine().default_cpu());
   if (next_ < schedule_.entries.size() && schedule_.entries[next_].boundary == b) {
     d = schedule_.entries[next_++].decision;
   }
-  // Every boundary before the next entry takes the default: let the machine
-  // skip them (boundary_ keeps counting them).
-  if (next_ < schedule_.entries.size()) {
-    defaults_ahead = schedule_.entries[next_].boundary - boundary_;
-    boundary_ = schedule_.entries[next_].boundary;
-  } else {
-    defaults_ahead = ~0ull >> 1;
-  }
+  // Every boundary before the next entry takes the default.
+  defaults_ahead = next_ < schedule_.entries.size() ? schedule_.entries[next_].boundary - b - 1 : ~0ull >> 1;
   return d;
 }
 
@@ -318,8 +315,14 @@ uint64_t RandomScheduler::SampleQuiet() {
 Decision RandomScheduler::Choose(const ChoiceView& view) {
   // Reads the machine directly (inline accessors): this runs at every boundary.
   const Machine& m = view.machine();
-  // Quiet boundaries are taken by the machine itself (defaults_ahead); this
-  // call is a deviation. Draw the length of the next quiet run first.
+  // Quiet boundaries are normally taken by the machine itself
+  // (defaults_ahead); if a caller asks anyway (a scheduler wrapping this one),
+  // count them down here.
+  if (defaults_ahead > 0) {
+    --defaults_ahead;
+    return Decision::Step(m.default_cpu());
+  }
+  // A deviation. Draw the length of the next quiet run first.
   defaults_ahead = SampleQuiet();
   const uint64_t r = Next();
   const int ncpu = m.num_cpus();

@@ -57,16 +57,13 @@ class ReplayScheduler : public Scheduler {
   explicit ReplayScheduler(Schedule s) : schedule_(std::move(s)) {}
   void BeginExecution(const Machine&) override {
     next_ = 0;
-    boundary_ = 0;
     defaults_ahead = schedule_.entries.empty() ? ~0ull >> 1 : schedule_.entries[0].boundary;
-    boundary_ = defaults_ahead == (~0ull >> 1) ? 0 : schedule_.entries[0].boundary;
   }
   Decision Choose(const ChoiceView& view) override;
 
  private:
   Schedule schedule_;
   size_t next_ = 0;
-  uint64_t boundary_ = 0;
 };
 
 // Per-kind probabilities (per boundary) and bounds of the random scheduler.
