@@ -1,0 +1,213 @@
+// Counterexample minimisation (model/minimize.h): on every planted bug the
+// minimised schedule has the golden number of injected events and decisions,
+// still fails with the same verdict under the strict ReplayScheduler, and is a
+// fixpoint (minimising it again changes nothing) — from the failing schedules
+// of the exhaustive strategies and from the noisier ones random search finds.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "model/explorer.h"
+#include "model/minimize.h"
+#include "scenarios/builtin.h"
+#include "scenarios/parser.h"
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+
+namespace rseqmc {
+namespace {
+
+struct Golden {
+  uint32_t events;    // injected events of the minimal schedule (the fewest that fail)
+  size_t decisions;   // its entries: events plus the CPU switches it needs
+};
+
+// Every planted bug needs exactly one event (none passes: BuggyScenarioTest).
+// cpu_not_rechecked and stale_cpu_retry also need w1 to run on CPU 0 between
+// w0's load and store: one switch.
+const std::map<std::string, Golden>& Goldens() {
+  static const std::map<std::string, Golden> g = {
+      {"buggy/commit_not_last", {1, 1}},   {"buggy/cpu_not_rechecked", {1, 2}},
+      {"buggy/no_signature", {1, 1}},      {"buggy/stale_cpu_retry", {1, 2}},
+      {"buggy/store_before_commit", {1, 1}},
+  };
+  return g;
+}
+
+std::vector<std::string> BuggyNames() {
+  std::vector<std::string> names;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    if (b.name.starts_with("buggy/")) names.push_back(b.name);
+  }
+  return names;
+}
+
+Scenario Load(const std::string& name) {
+  const BuiltinScenario* b = FindBuiltinScenario(name);
+  EXPECT_NE(b, nullptr) << name;
+  return ParseScenario(b->text, b->path);
+}
+
+ExecutionResult Replay(const Scenario& s, const RunOptions& run, const Schedule& schedule) {
+  Simulator sim(s, run);
+  ReplayScheduler replay(schedule);
+  return sim.Run(replay);
+}
+
+Failure FindFailure(const Scenario& s, StrategyKind strategy, uint32_t max_events) {
+  ExploreOptions o;
+  o.strategy = strategy;
+  o.bounds.max_events = max_events;
+  const ExploreResult r = Explore(s, o);
+  EXPECT_TRUE(r.failure.has_value()) << s.name << " with " << StrategyName(strategy);
+  return r.failure.value_or(Failure{});
+}
+
+TEST(MinimizeTest, EveryPlantedBugHasAGolden) {
+  const std::vector<std::string> names = BuggyNames();
+  EXPECT_FALSE(names.empty());
+  for (const std::string& n : names) EXPECT_TRUE(Goldens().count(n)) << "no golden for " << n;
+}
+
+class MinimizeBuggyTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MinimizeBuggyTest, MinimalScheduleHasTheGoldenSizeStillFailsAndIsAFixpoint) {
+  const Scenario s = Load(GetParam());
+  ASSERT_TRUE(Goldens().count(GetParam()));
+  const Golden golden = Goldens().at(GetParam());
+  const RunOptions run;
+  struct Source {
+    const char* what;
+    StrategyKind strategy;
+    uint32_t max_events;
+  };
+  // DPOR's first failure; random search with room for extra, irrelevant events.
+  for (const Source& src : {Source{"dpor", StrategyKind::kDpor, 1}, Source{"dfs", StrategyKind::kDfs, 1},
+                            Source{"random", StrategyKind::kRandom, 4}}) {
+    SCOPED_TRACE(src.what);
+    const Failure f = FindFailure(s, src.strategy, src.max_events);
+    MinimizeStats st;
+    const Schedule min = MinimizeSchedule(s, run, f.schedule, f.verdict, &st);
+    EXPECT_TRUE(st.reproduced);
+    EXPECT_FALSE(st.budget_exhausted);
+    EXPECT_EQ(min.NumEvents(), golden.events) << EncodeSchedule(s, min);
+    EXPECT_EQ(st.events_after, golden.events);
+    EXPECT_LE(st.events_after, st.events_before);
+    // Fewest events first; with as many events, never a longer execution.
+    if (st.events_after == st.events_before) { EXPECT_LE(st.steps_after, st.steps_before); }
+    if (src.strategy != StrategyKind::kRandom) {
+      EXPECT_EQ(min.entries.size(), golden.decisions) << EncodeSchedule(s, min);
+    } else {
+      EXPECT_GE(min.entries.size(), golden.decisions) << EncodeSchedule(s, min);
+    }
+    // Still fails, the same way, under the strict replayer (what `rseqmc replay` uses).
+    const ExecutionResult r = Replay(s, run, min);
+    EXPECT_EQ(r.verdict, f.verdict) << r.message;
+    EXPECT_EQ(r.schedule, min);
+    EXPECT_EQ(r.steps, st.steps_after);
+    // A fixpoint: minimising again changes nothing.
+    MinimizeStats again;
+    EXPECT_EQ(MinimizeSchedule(s, run, min, f.verdict, &again), min);
+    EXPECT_TRUE(again.reproduced);
+    EXPECT_EQ(again.events_after, again.events_before);
+    EXPECT_EQ(again.entries_after, again.entries_before);
+    EXPECT_EQ(again.steps_after, again.steps_before);
+  }
+}
+
+TEST_P(MinimizeBuggyTest, DeterministicAcrossCalls) {
+  const Scenario s = Load(GetParam());
+  const Failure f = FindFailure(s, StrategyKind::kRandom, 4);
+  MinimizeStats a, b;
+  const Schedule x = MinimizeSchedule(s, {}, f.schedule, f.verdict, &a);
+  const Schedule y = MinimizeSchedule(s, {}, f.schedule, f.verdict, &b);
+  EXPECT_EQ(x, y);
+  EXPECT_EQ(a.runs, b.runs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtins, MinimizeBuggyTest, ::testing::ValuesIn(BuggyNames()), [](const auto& info) {
+  std::string n = info.param.substr(info.param.find('/') + 1);
+  return n;
+});
+
+TEST(MinimizeTest, ExtraEventsAndSwitchesAreRemoved) {
+  // store_before_commit's minimal schedule plus noise: events that hit the
+  // other CPU and switches that change nothing relevant.
+  const Scenario s = Load("buggy/store_before_commit");
+  const Failure f = FindFailure(s, StrategyKind::kDpor, 1);
+  ASSERT_EQ(f.schedule.NumEvents(), 1u);
+  MinimizeStats st;
+  const Schedule min = MinimizeSchedule(s, {}, f.schedule, f.verdict, &st);
+  Schedule noisy;
+  noisy.kernel = min.kernel;
+  const ScheduleEntry bug = min.entries.front();
+  // Preemptions of CPU 1 before anything ran there are harmless (w1 starts anew).
+  noisy.entries.push_back({0, Decision::Preempt(1)});
+  noisy.entries.push_back({1, Decision::Preempt(1)});
+  noisy.entries.push_back({bug.boundary + 2, bug.decision});
+  const ExecutionResult noisy_run = Replay(s, {}, noisy);
+  ASSERT_EQ(noisy_run.verdict, f.verdict) << "the noisy schedule must fail for the test to mean anything";
+  MinimizeStats nst;
+  const Schedule cleaned = MinimizeSchedule(s, {}, noisy_run.schedule, f.verdict, &nst);
+  EXPECT_EQ(nst.events_before, 3u);
+  EXPECT_EQ(cleaned.NumEvents(), 1u) << EncodeSchedule(s, cleaned);
+  EXPECT_EQ(Replay(s, {}, cleaned).verdict, f.verdict);
+}
+
+TEST(MinimizeTest, AScheduleThatDoesNotFailIsReturnedUnchanged) {
+  const Scenario s = Load("buggy/store_before_commit");
+  Schedule passing;  // no event: w0 then w1, passes (BuggyScenarioTest)
+  MinimizeStats st;
+  const Schedule out = MinimizeSchedule(s, {}, passing, Verdict::kPropertyFailed, &st);
+  EXPECT_FALSE(st.reproduced);
+  EXPECT_EQ(out, passing);
+  EXPECT_EQ(st.runs, 1u);
+  // The wrong verdict does not reproduce either.
+  const Failure f = FindFailure(s, StrategyKind::kDpor, 1);
+  MinimizeStats wrong;
+  EXPECT_EQ(MinimizeSchedule(s, {}, f.schedule, Verdict::kSigsegv, &wrong), f.schedule);
+  EXPECT_FALSE(wrong.reproduced);
+}
+
+TEST(MinimizeTest, RunBudgetIsHonouredAndTheResultStillFails) {
+  const Scenario s = Load("buggy/stale_cpu_retry");
+  const Failure f = FindFailure(s, StrategyKind::kRandom, 4);
+  MinimizeStats st;
+  const Schedule out = MinimizeSchedule(s, {}, f.schedule, f.verdict, &st, {}, /*max_runs=*/3);
+  EXPECT_TRUE(st.reproduced);
+  EXPECT_TRUE(st.budget_exhausted);
+  EXPECT_LE(st.runs, 3u);
+  EXPECT_EQ(Replay(s, {}, out).verdict, f.verdict);
+}
+
+TEST(MinimizeTest, OracleJudgesCandidates) {
+  // percpu_counter passes everywhere; an oracle that rejects any execution in
+  // which a thread aborted turns those into failures, and the minimiser keeps
+  // only what the oracle needs: one event that aborts a section.
+  const Scenario s = Load("percpu_counter");
+  auto oracle = [](const ExecutionResult& r) -> std::string {
+    for (const ThreadOutcome& t : r.threads) {
+      if (t.aborts > 0) return "a thread aborted";
+    }
+    return "";
+  };
+  ExploreOptions o;
+  o.strategy = StrategyKind::kRandom;
+  o.bounds.max_events = 4;
+  o.oracle = oracle;
+  const ExploreResult r = Explore(s, o);
+  ASSERT_TRUE(r.failure.has_value());
+  ASSERT_EQ(r.failure->verdict, Verdict::kAssertFailed);
+  MinimizeStats st;
+  const Schedule min = MinimizeSchedule(s, {}, r.failure->schedule, Verdict::kAssertFailed, &st, oracle);
+  EXPECT_TRUE(st.reproduced);
+  EXPECT_EQ(min.NumEvents(), 1u) << EncodeSchedule(s, min);
+  const ExecutionResult again = Replay(s, {}, min);
+  EXPECT_EQ(again.verdict, Verdict::kPass);
+  EXPECT_EQ(oracle(again), "a thread aborted");
+}
+
+}  // namespace
+}  // namespace rseqmc
