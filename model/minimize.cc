@@ -16,22 +16,25 @@ class LenientReplay : public Scheduler {
   explicit LenientReplay(const Schedule& s) : s_(s) {}
   void BeginExecution(const Machine&) override {
     next_ = 0;
-    boundary_ = 0;
+    defaults_ahead = s_.entries.empty() ? ~0ull >> 1 : s_.entries[0].boundary;
   }
   Decision Choose(const ChoiceView& view) override {
-    const uint64_t b = boundary_++;
-    while (next_ < s_.entries.size() && s_.entries[next_].boundary < b) ++next_;
-    if (next_ < s_.entries.size() && s_.entries[next_].boundary == b) {
-      const Decision d = s_.entries[next_++].decision;
-      if (view.IsValid(d)) return d;
+    const uint64_t b = view.machine().boundary();
+    const size_t n = s_.entries.size();
+    while (next_ < n && s_.entries[next_].boundary < b) ++next_;
+    Decision d = Decision::Step(view.DefaultCpu());
+    if (next_ < n && s_.entries[next_].boundary == b) {
+      const Decision e = s_.entries[next_++].decision;
+      if (view.IsValid(e)) d = e;
     }
-    return Decision::Step(view.DefaultCpu());
+    // Every boundary before the next entry takes the default.
+    defaults_ahead = next_ >= n ? ~0ull >> 1 : s_.entries[next_].boundary > b ? s_.entries[next_].boundary - b - 1 : 0;
+    return d;
   }
 
  private:
   const Schedule& s_;
   size_t next_ = 0;
-  uint64_t boundary_ = 0;
 };
 
 // The minimisation order: fewest events, then fewest steps, then fewest entries.
