@@ -736,13 +736,7 @@ void PutSnapshotHeader(SnapshotWriter& w, const Scenario& s, const ExploreOption
   w.U64(res.outcomes.size());
   for (const Outcome& out : res.outcomes) w.Put(out);
   w.Bool(res.failure.has_value());
-  if (res.failure) {
-    w.Put(res.failure->schedule);
-    w.U64(static_cast<uint64_t>(res.failure->verdict));
-    w.Str(res.failure->message);
-    w.U64(res.failure->execution);
-    w.U64(res.failure->trace_hash);
-  }
+  if (res.failure) w.Put(*res.failure);
 }
 
 // Reads what PutSnapshotHeader wrote into `res`; returns the elapsed time.
@@ -760,15 +754,7 @@ double GetSnapshotHeader(SnapshotReader& rd, const Scenario& s, const ExploreOpt
   res.max_depth = rd.U64();
   const double elapsed = rd.F64();
   for (uint64_t n = rd.Count(3); n > 0; --n) res.outcomes.insert(rd.GetOutcome());
-  if (rd.Bool()) {
-    Failure f;
-    f.schedule = rd.GetSchedule();
-    f.verdict = static_cast<Verdict>(rd.Small(static_cast<uint64_t>(Verdict::kStepLimit)));
-    f.message = rd.Str();
-    f.execution = rd.U64();
-    f.trace_hash = rd.U64();
-    res.failure = std::move(f);
-  }
+  if (rd.Bool()) res.failure = rd.GetFailure();
   res.resumed_executions = res.executions;
   return elapsed;
 }

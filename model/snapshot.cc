@@ -61,6 +61,14 @@ void SnapshotWriter::Put(const Footprint& f) {
   }
 }
 
+void SnapshotWriter::Put(const Failure& f) {
+  Put(f.schedule);
+  U64(static_cast<uint64_t>(f.verdict));
+  Str(f.message);
+  U64(f.execution);
+  U64(f.trace_hash);
+}
+
 void SnapshotReader::Corrupt(const std::string& what) const {
   throw InputError(name_, {}, "corrupt checkpoint: " + what + " (at byte " + std::to_string(pos_) + ")", "",
                    "delete the checkpoint file to start the exploration afresh");
@@ -144,6 +152,16 @@ Footprint SnapshotReader::GetFootprint() {
     f.accesses[i].bytes = static_cast<uint8_t>(Small(255));
     f.accesses[i].write = Bool();
   }
+  return f;
+}
+
+Failure SnapshotReader::GetFailure() {
+  Failure f;
+  f.schedule = GetSchedule();
+  f.verdict = static_cast<Verdict>(Small(static_cast<uint64_t>(Verdict::kStepLimit)));
+  f.message = Str();
+  f.execution = U64();
+  f.trace_hash = U64();
   return f;
 }
 

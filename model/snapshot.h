@@ -4,7 +4,7 @@
 //
 // A snapshot is a little-endian stream of LEB128 varints (signed values
 // zigzagged), length-prefixed byte strings, and the composite values an
-// exploration carries: outcomes, schedules, footprints. The reader never reads
+// exploration carries: outcomes, schedules, footprints, failures. The reader never reads
 // past its input: truncated or malformed bytes are an InputError naming the
 // checkpoint, never a crash.
 //
@@ -40,6 +40,7 @@ class SnapshotWriter {
   void Put(const Outcome& o);
   void Put(const Schedule& s);
   void Put(const Footprint& f);
+  void Put(const Failure& f);
   // The bytes written so far (the writer is empty afterwards).
   std::string Take() { return std::move(out_); }
 
@@ -67,6 +68,7 @@ class SnapshotReader {
   Outcome GetOutcome();
   Schedule GetSchedule();
   Footprint GetFootprint();
+  Failure GetFailure();
   bool AtEnd() const { return pos_ == in_.size(); }
   // Throws the InputError for a corrupt snapshot.
   [[noreturn]] void Corrupt(const std::string& what) const;
