@@ -1,6 +1,8 @@
 #include "tools/rseqmc/cli_util.h"
 
+#include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <system_error>
 
 #include "scenarios/builtin.h"
@@ -36,6 +38,36 @@ std::optional<uint64_t> ParseUint64(const std::string& text) {
   return v;
 }
 
+std::optional<uint64_t> ParseByteSize(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  int shift = 0;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
+    case 'T': case 't': shift = 40; break;
+    default: break;
+  }
+  if (shift != 0) digits.pop_back();
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const std::optional<uint64_t> v = ParseUint64(digits);
+  if (!v || *v > (UINT64_MAX >> shift)) return std::nullopt;
+  return *v << shift;
+}
+
+std::optional<double> ParseSeconds(const std::string& text) {
+  const size_t dot = text.find('.');
+  const std::string whole = text.substr(0, dot);
+  const std::string frac = dot == std::string::npos ? "" : text.substr(dot + 1);
+  auto digits = [](const std::string& t) { return t.find_first_not_of("0123456789") == std::string::npos; };
+  if (whole.empty() || !digits(whole) || !digits(frac) || (dot != std::string::npos && frac.empty())) {
+    return std::nullopt;
+  }
+  if (whole.size() > 9) return std::nullopt;  // beyond 30 years
+  return std::stod(text);
+}
+
 std::map<std::string, int64_t> ParseDefines(const std::vector<std::string>& args) {
   std::map<std::string, int64_t> defines;
   for (const std::string& arg : args) {
@@ -57,8 +89,42 @@ Scenario LoadScenario(const std::string& file_or_name, const std::map<std::strin
                    "run 'rseqmc list' to see the built-in scenarios");
 }
 
+KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen) {
+  if (chosen) return *chosen;
+  std::string note;
+  KernelVersion k = DefaultKernelVersion(&note);
+  if (!note.empty()) std::cerr << "rseqmc: note: " << note << "\n";
+  return k;
+}
+
+std::string JsonQuote(const std::string& s) {
+  std::string q = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      q += buf;
+    } else {
+      q += static_cast<char>(c);
+    }
+  }
+  return q + "\"";
+}
+
 std::string ExpectText(Verdict v) {
   return v == Verdict::kPass ? "pass" : std::string("fail ") + VerdictName(v);
+}
+
+std::string ReplayCommandLine(const std::string& argv0, const std::string& verb, const std::string& file,
+                              const std::string& token, const std::map<std::string, int64_t>& defines,
+                              std::optional<uint64_t> max_steps) {
+  std::string command = argv0 + " " + verb + " " + ShellQuote(file) + " --schedule " + token;
+  for (const auto& [name, value] : defines) command += " -D " + ShellQuote(name + "=" + std::to_string(value));
+  if (max_steps) command += " --max-steps " + std::to_string(*max_steps);
+  return command;
 }
 
 std::string ShellQuote(const std::string& arg) {

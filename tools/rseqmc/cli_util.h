@@ -10,15 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "sim/kernel_model.h"
 #include "sim/scenario.h"
 
 namespace rseqmc::cli {
 
 // Exit codes of every subcommand.
-inline constexpr int kExitPass = 0;      // the execution(s) passed / the command succeeded
-inline constexpr int kExitFail = 1;      // a property or assert failed, the process was killed, ...
-inline constexpr int kExitUsage = 2;     // bad command line or bad input (scenario, token, -D)
-inline constexpr int kExitInternal = 3;  // a bug in rseqmc (unexpected exception)
+inline constexpr int kExitPass = 0;         // the execution(s) passed / the command succeeded
+inline constexpr int kExitFail = 1;         // a property or assert failed, the process was killed, ...
+inline constexpr int kExitUsage = 2;        // bad command line or bad input (scenario, token, -D)
+inline constexpr int kExitInternal = 3;     // a bug in rseqmc (unexpected exception)
+inline constexpr int kExitInterrupted = 3;  // `check` stopped by Ctrl-C (SIGINT) with a partial report
 
 // A command-line mistake (unknown flag, malformed value). The CLI prints
 // "rseqmc <command>: <what>" and a pointer to the command's help, then exits 2.
@@ -32,6 +34,15 @@ class UsageError : public std::runtime_error {
 // trailing characters, overflow).
 std::optional<uint64_t> ParseUint64(const std::string& text);
 
+// Parses a byte count: an unsigned integer with an optional K, M, G or T
+// suffix (powers of 1024; "512M", "2G"). Returns nullopt on anything else or
+// on overflow.
+std::optional<uint64_t> ParseByteSize(const std::string& text);
+
+// Parses a non-negative decimal number of seconds ("10", "0.5"). Returns
+// nullopt on anything else (a sign, an exponent, trailing characters).
+std::optional<double> ParseSeconds(const std::string& text);
+
 // Parses the -D arguments ("NAME=VALUE", see ParseDefine in scenarios/parser.h)
 // into a map; a later definition of the same NAME wins. Throws InputError
 // naming the bad argument.
@@ -43,8 +54,21 @@ std::map<std::string, int64_t> ParseDefines(const std::vector<std::string>& args
 // validation error, or a -D naming no constant of the scenario.
 Scenario LoadScenario(const std::string& file_or_name, const std::map<std::string, int64_t>& defines);
 
+// The kernel model to use: `chosen` (--kernel) if given, else the running
+// kernel's (with a note on stderr when it is not modelled).
+KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen);
+
+// `s` as a JSON string literal (quotes, backslashes and control characters escaped).
+std::string JsonQuote(const std::string& s);
+
 // "pass" or "fail <verdict>", the way a scenario's `expect` line spells it.
 std::string ExpectText(Verdict v);
+
+// "<argv0> <verb> FILE --schedule TOKEN [-D NAME=VALUE]... [--max-steps N]":
+// the command line that replays TOKEN (verb "run" or "replay"), quoted for a shell.
+std::string ReplayCommandLine(const std::string& argv0, const std::string& verb, const std::string& file,
+                              const std::string& token, const std::map<std::string, int64_t>& defines,
+                              std::optional<uint64_t> max_steps);
 
 // `arg` quoted for a POSIX shell when it contains anything but
 // [A-Za-z0-9_./=:+,@%-]; used to print command lines that can be pasted.

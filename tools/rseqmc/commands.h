@@ -19,6 +19,18 @@ int RunCommand(const std::vector<std::string>& args, const std::string& argv0);
 // The help text of `run`, listing every flag.
 std::string RunHelp();
 
+// `rseqmc replay FILE --schedule TOKEN [options]`: re-runs one recorded
+// execution and prints it as `run --schedule` does (shares its code).
+int ReplayCommand(const std::vector<std::string>& args, const std::string& argv0);
+std::string ReplayHelp();
+
+// `rseqmc check [FILE...] [options]`: model-checks each FILE (or every built-in
+// scenario) within bounds, compares the verdict with the scenario's `expect`,
+// and prints a minimal counterexample for each failure. Exit status 0 every
+// verdict as expected, 1 a mismatch, 2 usage/input error, 3 interrupted.
+int CheckCommand(const std::vector<std::string>& args, const std::string& argv0);
+std::string CheckHelp();
+
 // `rseqmc list`: one line per built-in scenario (name, expected verdict,
 // description).
 int ListCommand(const std::vector<std::string>& args);

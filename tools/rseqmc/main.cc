@@ -1,10 +1,13 @@
 // rseqmc: the command line of the rseq simulator (DESIGN.md §1, §10).
 //
-//   rseqmc run [FILE] [options]   one execution with its timeline (or every built-in once)
-//   rseqmc list                   the built-in scenarios
-//   rseqmc help [COMMAND]         help
+//   rseqmc check [FILE...] [options]  model-check within bounds (every built-in without FILE)
+//   rseqmc run [FILE] [options]       one execution with its timeline (or every built-in once)
+//   rseqmc replay FILE --schedule T   re-run a recorded execution
+//   rseqmc list                       the built-in scenarios
+//   rseqmc help [COMMAND]             help
 //
-// Exit status: 0 pass, 1 failing verdict, 2 bad usage or input, 3 internal error.
+// Exit status: 0 pass, 1 failing verdict, 2 bad usage or input, 3 internal
+// error (check: 3 interrupted).
 #include <exception>
 #include <iostream>
 #include <string>
@@ -21,16 +24,22 @@ std::string Overview() {
   return "rseqmc - deterministic simulator and model checker for Linux restartable sequences (rseq)\n"
          "\n"
          "usage:\n"
-         "  rseqmc run [FILE] [options]   run one execution of a scenario and print its timeline;\n"
-         "                                without FILE, run every built-in scenario once\n"
-         "  rseqmc list                   list the built-in scenarios\n"
-         "  rseqmc help [COMMAND]         show help (all commands, or one)\n"
+         "  rseqmc check [FILE...] [options]   model-check scenarios within bounds and print a minimal\n"
+         "                                     counterexample for each failure; without FILE, check every\n"
+         "                                     built-in scenario (one line each)\n"
+         "  rseqmc run [FILE] [options]        run one execution of a scenario and print its timeline;\n"
+         "                                     without FILE, run every built-in scenario once\n"
+         "  rseqmc replay FILE --schedule TOKEN  re-run the execution a token records\n"
+         "  rseqmc list                        list the built-in scenarios\n"
+         "  rseqmc help [COMMAND]              show help (all commands, or one)\n"
          "\n"
          "FILE is a scenario file in the .rsq format (scenarios/README.md) or the name of a\n"
          "built-in scenario such as percpu_counter or buggy/no_signature.\n";
 }
 
-std::string FullHelp() { return Overview() + "\n" + RunHelp() + "\n" + ListHelp(); }
+std::string FullHelp() {
+  return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + ListHelp();
+}
 
 int HelpCommand(const std::vector<std::string>& args) {
   if (args.empty()) {
@@ -38,14 +47,18 @@ int HelpCommand(const std::vector<std::string>& args) {
     return kExitPass;
   }
   if (args.size() > 1) throw UsageError("help takes at most one command name");
-  if (args[0] == "run") {
+  if (args[0] == "check") {
+    std::cout << CheckHelp();
+  } else if (args[0] == "run") {
     std::cout << RunHelp();
+  } else if (args[0] == "replay") {
+    std::cout << ReplayHelp();
   } else if (args[0] == "list") {
     std::cout << ListHelp();
   } else if (args[0] == "help") {
     std::cout << Overview();
   } else {
-    throw UsageError("no command '" + args[0] + "' (commands: run, list, help)");
+    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, list, help)");
   }
   return kExitPass;
 }
@@ -60,13 +73,16 @@ int Main(int argc, char** argv) {
   }
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  const bool known = command == "run" || command == "list" || command == "help";
+  const bool known = command == "check" || command == "run" || command == "replay" || command == "list" ||
+                     command == "help";
   try {
+    if (command == "check") return CheckCommand(rest, argv0);
     if (command == "run") return RunCommand(rest, argv0);
+    if (command == "replay") return ReplayCommand(rest, argv0);
     if (command == "list") return ListCommand(rest);
     if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
     if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
-    throw UsageError("unknown command '" + command + "' (commands: run, list, help)");
+    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, list, help)");
   } catch (const UsageError& e) {
     std::cout.flush();
     std::cerr << "rseqmc" << (known ? " " + command : std::string()) << ": " << e.what() << "\n"

@@ -1,5 +1,6 @@
 // `rseqmc run`: one execution of a scenario (seeded random or replayed from a
-// token) with its timeline, or one seeded execution of every built-in scenario.
+// token) with its timeline, or one seeded execution of every built-in scenario;
+// `rseqmc replay`: the replay half of `run` on its own (a token is required).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "sim/trace.h"
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
+#include "tools/rseqmc/options.h"
 
 namespace rseqmc::cli {
 namespace {
@@ -38,17 +40,26 @@ struct RunArgs {
   bool json = false;
   std::optional<uint64_t> max_steps;
   bool help = false;
+  bool replay_command = false;  // `rseqmc replay` rather than `rseqmc run`
 };
 
-po::options_description VisibleOptions() {
-  po::options_description d("Options of run");
+po::options_description VisibleOptions(bool replay_command) {
+  po::options_description d(replay_command ? "Options of replay" : "Options of run");
+  if (replay_command) {
+    d.add_options()
+        ("schedule", po::value<std::string>()->value_name("TOKEN"),
+         "The execution to replay (required): a token printed by 'rseqmc run' ('schedule:' line) or "
+         "'rseqmc check' (counterexample). The token carries the kernel model.");
+  } else {
+    d.add_options()
+        ("seed", po::value<std::string>()->value_name("N"),
+         "Seed of the random scheduler (decimal or 0x hex; default 1). The same seed, scenario and "
+         "kernel always give the same execution.")
+        ("schedule", po::value<std::string>()->value_name("TOKEN"),
+         "Replay the execution recorded in TOKEN (the 'schedule:' line of an earlier run) instead of a "
+         "random one. Needs FILE; not with --seed. The token carries the kernel model.");
+  }
   d.add_options()
-      ("seed", po::value<std::string>()->value_name("N"),
-       "Seed of the random scheduler (decimal or 0x hex; default 1). The same seed, scenario and "
-       "kernel always give the same execution.")
-      ("schedule", po::value<std::string>()->value_name("TOKEN"),
-       "Replay the execution recorded in TOKEN (the 'schedule:' line of an earlier run) instead of a "
-       "random one. Needs FILE; not with --seed. The token carries the kernel model.")
       ("kernel", po::value<std::string>()->value_name("VERSION"),
        "rseq semantics to model: 4.18 .. 5.19 (NO_RESTART flags honoured) or 6.0 .. 6.18 (legacy). "
        "Default: the running kernel if it is modelled, else 6.18; with --schedule, the token's.")
@@ -63,26 +74,16 @@ po::options_description VisibleOptions() {
   return d;
 }
 
-RunArgs ParseRunArgs(const std::vector<std::string>& args) {
+RunArgs ParseRunArgs(const std::vector<std::string>& args, bool replay_command) {
   po::options_description all;
-  all.add(VisibleOptions());
+  all.add(VisibleOptions(replay_command));
   all.add_options()("file", po::value<std::string>(), "scenario");
   po::positional_options_description positional;
   positional.add("file", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args)
-                  .options(all)
-                  .positional(positional)
-                  .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
-                  .run(),
-              vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  const po::variables_map vm = ParseOptions(args, all, positional);
 
   RunArgs a;
+  a.replay_command = replay_command;
   a.help = vm.count("help") > 0;
   if (vm.count("file")) a.file = vm["file"].as<std::string>();
   if (vm.count("seed")) {
@@ -111,18 +112,12 @@ RunArgs ParseRunArgs(const std::vector<std::string>& args) {
       throw UsageError("--max-steps " + text + ": expected a positive integer");
     }
   }
+  if (replay_command && !a.help && !a.file) throw UsageError("needs FILE: the scenario the token was made for");
+  if (replay_command && !a.help && !a.token) throw UsageError("needs --schedule TOKEN: the execution to replay");
   if (a.seed && a.token) throw UsageError("--seed and --schedule exclude each other (a token fixes every choice)");
   if (!a.file && a.token) throw UsageError("--schedule needs FILE: a token belongs to one scenario");
   if (!a.file && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to one scenario");
   return a;
-}
-
-KernelVersion ChosenKernel(const RunArgs& a) {
-  if (a.kernel) return *a.kernel;
-  std::string note;
-  KernelVersion k = DefaultKernelVersion(&note);
-  if (!note.empty()) std::cerr << "rseqmc: note: " << note << "\n";
-  return k;
 }
 
 RunOptions MakeRunOptions(const RunArgs& a, const KernelVersion& kernel, bool trace) {
@@ -141,23 +136,6 @@ std::string WithMembers(std::string json, const std::string& members) {
   return json + members + "}";
 }
 
-std::string JsonQuote(const std::string& s) {
-  std::string q = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      q += '\\';
-      q += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      q += buf;
-    } else {
-      q += static_cast<char>(c);
-    }
-  }
-  return q + "\"";
-}
-
 // One execution of FILE, printed in full.
 int RunOne(const RunArgs& a, const std::string& argv0) {
   Scenario s = LoadScenario(*a.file, a.defines);
@@ -173,7 +151,7 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
     }
     kernel = a.kernel ? *a.kernel : KernelVersion{replay->kernel, KernelModelName(replay->kernel)};
   } else {
-    kernel = ChosenKernel(a);
+    kernel = ChosenKernel(a.kernel);
   }
 
   Simulator sim(s, MakeRunOptions(a, kernel, /*trace=*/true));
@@ -188,9 +166,8 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
   }
 
   const std::string token = EncodeSchedule(s, r.schedule);
-  std::string command = argv0 + " run " + ShellQuote(*a.file) + " --schedule " + token;
-  for (const auto& [name, value] : a.defines) command += " -D " + ShellQuote(name + "=" + std::to_string(value));
-  if (a.max_steps) command += " --max-steps " + std::to_string(*a.max_steps);
+  const std::string command =
+      ReplayCommandLine(argv0, a.replay_command ? "replay" : "run", *a.file, token, a.defines, a.max_steps);
 
   if (a.json) {
     std::string extra = ",\"seed\":" + (replay ? std::string("null") : std::to_string(seed)) +
@@ -212,7 +189,7 @@ int RunAllBuiltins(const RunArgs& a) {
     std::cout << "no built-in scenarios (add .rsq files under scenarios/ and rebuild)\n";
     return kExitPass;
   }
-  const KernelVersion kernel = ChosenKernel(a);
+  const KernelVersion kernel = ChosenKernel(a.kernel);
   const uint64_t seed = a.seed.value_or(kDefaultSeed);
   size_t width = 8;
   for (const BuiltinScenario& b : all) width = std::max(width, b.name.size());
@@ -272,7 +249,7 @@ std::string RunHelp() {
          "outcome, the property verdicts, the schedule token and a command line that replays it.\n"
          "Without FILE, runs every built-in scenario once and prints one summary line each.\n"
          "\n"
-      << VisibleOptions()
+      << VisibleOptions(/*replay_command=*/false)
       << "\n"
          "Exit status: 0 the execution passed (without FILE: every scenario was read and run);\n"
          "1 a property or assert failed, the process was killed, a deadlock or the step limit;\n"
@@ -282,12 +259,39 @@ std::string RunHelp() {
 }
 
 int RunCommand(const std::vector<std::string>& args, const std::string& argv0) {
-  const RunArgs a = ParseRunArgs(args);
+  const RunArgs a = ParseRunArgs(args, /*replay_command=*/false);
   if (a.help) {
     std::cout << RunHelp();
     return kExitPass;
   }
   return a.file ? RunOne(a, argv0) : RunAllBuiltins(a);
+}
+
+std::string ReplayHelp() {
+  std::ostringstream out;
+  out << "usage: rseqmc replay FILE --schedule TOKEN [--kernel VERSION] [-D NAME=VALUE]...\n"
+         "                     [--trace text|json] [--max-steps N]\n"
+         "\n"
+         "Re-runs the execution recorded in TOKEN (printed by 'rseqmc run' or as the counterexample of\n"
+         "'rseqmc check') on the scenario FILE (a .rsq file or a built-in name), with the same -D\n"
+         "values and --max-steps as when it was recorded, and prints its timeline, final symbols,\n"
+         "thread outcomes and property verdicts: the same report as 'rseqmc run FILE --schedule TOKEN'.\n"
+         "\n"
+      << VisibleOptions(/*replay_command=*/true)
+      << "\n"
+         "Exit status: 0 the execution passed; 1 it failed (property, assert, kill, deadlock, step\n"
+         "limit); 2 bad usage or bad input (a token made for another scenario or other -D values,\n"
+         "a --kernel the token contradicts); 3 an internal error.\n";
+  return out.str();
+}
+
+int ReplayCommand(const std::vector<std::string>& args, const std::string& argv0) {
+  const RunArgs a = ParseRunArgs(args, /*replay_command=*/true);
+  if (a.help) {
+    std::cout << ReplayHelp();
+    return kExitPass;
+  }
+  return RunOne(a, argv0);
 }
 
 }  // namespace rseqmc::cli

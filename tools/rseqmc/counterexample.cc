@@ -1,0 +1,129 @@
+#include "tools/rseqmc/counterexample.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "scenarios/printer.h"
+#include "sim/trace.h"
+
+namespace rseqmc::cli {
+namespace {
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+// The explorer reports an execution in which every thread spins without
+// effect as a livelock (Verdict::kDeadlock) and stops it; replayed on its
+// own the same schedule runs on into the step limit.
+bool ExplorerLivelock(const Failure& f) {
+  return f.verdict == Verdict::kDeadlock && f.message.starts_with("livelock:");
+}
+
+ExecutionResult Replay(const Scenario& s, const RunOptions& run, const Schedule& schedule, bool trace) {
+  RunOptions o = run;
+  o.record_trace = trace;
+  Simulator sim(s, o);
+  ReplayScheduler replay(schedule);
+  return sim.Run(replay);
+}
+
+void CollectSymbols(const Expr& e, std::set<std::string>& out) {
+  if (e.kind == Expr::Kind::kSymbol || e.kind == Expr::Kind::kIndex || e.kind == Expr::Kind::kSum) {
+    out.insert(e.name);
+  }
+  for (const Expr& a : e.args) CollectSymbols(a, out);
+}
+
+bool IsComparison(const Expr& e) {
+  static const std::set<std::string> kOps = {"==", "!=", "<", "<=", ">", ">="};
+  return e.kind == Expr::Kind::kBinary && e.args.size() == 2 && kOps.count(e.op) > 0;
+}
+
+}  // namespace
+
+Counterexample BuildCounterexample(const Scenario& s, const RunOptions& run, const Failure& failure) {
+  Counterexample cx;
+  const bool livelock = ExplorerLivelock(failure);
+  const Verdict replay_verdict = livelock ? Verdict::kStepLimit : failure.verdict;
+
+  // Determinism self-check: the failing schedule, re-run, fails the same way.
+  const ExecutionResult again = Replay(s, run, failure.schedule, /*trace=*/false);
+  if (again.verdict != replay_verdict) {
+    cx.deterministic = false;
+    cx.determinism_problem = "the failing schedule replayed to verdict " + std::string(VerdictName(again.verdict)) +
+                             ", not " + VerdictName(replay_verdict);
+  } else if (!livelock && again.trace_hash != failure.trace_hash) {
+    cx.deterministic = false;
+    cx.determinism_problem = "the failing schedule replayed to trace hash " + Hex(again.trace_hash) +
+                             ", not the explored execution's " + Hex(failure.trace_hash);
+  }
+
+  cx.schedule = MinimizeSchedule(s, run, failure.schedule, replay_verdict, &cx.stats);
+  cx.token = EncodeSchedule(s, cx.schedule);
+  cx.run = Replay(s, run, cx.schedule, /*trace=*/true);
+  const ExecutionResult untraced = Replay(s, run, cx.schedule, /*trace=*/false);
+  if (cx.deterministic && (cx.run.verdict != replay_verdict || untraced.verdict != replay_verdict)) {
+    cx.deterministic = false;
+    cx.determinism_problem = "the minimised schedule replayed to verdict " + std::string(VerdictName(cx.run.verdict)) +
+                             " (traced) and " + VerdictName(untraced.verdict) + " (untraced), not " +
+                             VerdictName(replay_verdict);
+  } else if (cx.deterministic && cx.run.trace_hash != untraced.trace_hash) {
+    cx.deterministic = false;
+    cx.determinism_problem = "the minimised schedule replayed to trace hashes " + Hex(cx.run.trace_hash) +
+                             " (traced) and " + Hex(untraced.trace_hash) + " (untraced)";
+  }
+  return cx;
+}
+
+std::string FormatBroken(const Scenario& s, const ExecutionResult& r) {
+  std::ostringstream out;
+  bool any_property = false;
+  const std::string symbols = FormatSymbols(s, r);
+  for (size_t i = 0; i < s.properties.size() && i < r.properties.size(); ++i) {
+    const Property& p = s.properties[i];
+    const PropertyOutcome& po = r.properties[i];
+    if (po.holds) continue;
+    any_property = true;
+    out << "broken: property " << p.text;
+    if (!s.file.empty() && p.loc.line > 0) out << "  (" << s.file << ":" << p.loc.line << ")";
+    out << "\n";
+    if (!po.error.empty()) {
+      out << "  error: " << po.error << "\n";
+    } else {
+      out << "  value: " << po.value << " (false)\n";
+    }
+    std::set<std::string> shown;
+    if (IsComparison(p.expr)) {
+      for (const Expr& side : p.expr.args) {
+        if (side.kind == Expr::Kind::kConst && side.name.empty()) continue;  // a literal speaks for itself
+        const PropertyOutcome v = EvaluateProperty(s, side, r);
+        const std::string line = PrintExpr(side) + " = " + (v.error.empty() ? std::to_string(v.value) : v.error);
+        if (shown.insert(line).second) out << "  " << line << "\n";
+      }
+    }
+    std::set<std::string> names;
+    CollectSymbols(p.expr, names);
+    std::istringstream lines(symbols);
+    for (std::string line; std::getline(lines, line);) {
+      const std::string name = line.substr(0, line.find_first_of("[ "));
+      if (names.count(name) && shown.insert(line).second) out << "  " << line << "\n";
+    }
+  }
+  if (!any_property) out << "broken: " << VerdictName(r.verdict) << (r.message.empty() ? "" : ": " + r.message) << "\n";
+  return out.str();
+}
+
+std::string FormatScheduleEntries(const Schedule& schedule) {
+  std::string out;
+  for (const ScheduleEntry& e : schedule.entries) {
+    out += "  at boundary " + std::to_string(e.boundary) + ": " + ToString(e.decision) + "\n";
+  }
+  return out;
+}
+
+}  // namespace rseqmc::cli

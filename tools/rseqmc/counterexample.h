@@ -1,0 +1,48 @@
+// The counterexample `rseqmc check` prints for a failure (DESIGN.md §6): the
+// failing schedule re-run to confirm it (determinism self-check), minimised
+// (model/minimize.h), replayed with a trace, and the values that broke the
+// property.
+//
+// Example:
+//
+//     Counterexample cx = BuildCounterexample(s, run_options, *result.failure);
+//     if (!cx.deterministic) std::cerr << cx.determinism_problem;
+//     std::cout << FormatBroken(s, cx.run) << FormatTimeline(s, cx.run);
+#ifndef RSEQMC_TOOLS_RSEQMC_COUNTEREXAMPLE_H_
+#define RSEQMC_TOOLS_RSEQMC_COUNTEREXAMPLE_H_
+
+#include <string>
+
+#include "model/explorer.h"
+#include "model/minimize.h"
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+
+namespace rseqmc::cli {
+
+struct Counterexample {
+  Schedule schedule;         // the minimised schedule
+  std::string token;         // EncodeSchedule of it
+  ExecutionResult run;       // its execution, with the trace
+  MinimizeStats stats;
+  // The failing schedule replayed to the failure's verdict and trace hash,
+  // and the minimised one to the same verdict and hash twice (traced and not).
+  bool deterministic = true;
+  std::string determinism_problem;  // what differed, when !deterministic
+};
+
+// Confirms, minimises and replays `failure` of `s` under `run` (its
+// record_trace is ignored). Never throws for a schedule the explorer made.
+Counterexample BuildCounterexample(const Scenario& s, const RunOptions& run, const Failure& failure);
+
+// "broken: ..." lines: for each property that does not hold, its text, value
+// and, for a comparison, the value of each side, then the final values of the
+// symbols it names; for another verdict, the message. Ends with a newline.
+std::string FormatBroken(const Scenario& s, const ExecutionResult& r);
+
+// One line per schedule entry: "  at boundary 43: preempt cpu0".
+std::string FormatScheduleEntries(const Schedule& schedule);
+
+}  // namespace rseqmc::cli
+
+#endif  // RSEQMC_TOOLS_RSEQMC_COUNTEREXAMPLE_H_
