@@ -3,15 +3,7 @@
 // round trip (a printed token replays the identical timeline). They run the
 // built binary (RSEQMC_BINARY) on fixtures under tests/data/ and on whatever
 // built-in scenarios exist.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,86 +12,16 @@
 #include <gtest/gtest.h>
 
 #include "scenarios/builtin.h"
+#include "tests/cli_runner.h"
 #include "tests/json_check.h"
-
-extern char** environ;
 
 namespace rseqmc {
 namespace {
 
-struct CliResult {
-  int code = -1;  // exit status, or 128 + signal if it died of a signal
-  std::string out;
-  std::string err;
-};
-
-std::string Fixture(const std::string& name) { return std::string(RSEQMC_SOURCE_DIR) + "/tests/data/" + name; }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs the rseqmc binary with `args`; stdout through a pipe, stderr into a
-// temporary file (so neither can block the other).
-CliResult RunCli(const std::vector<std::string>& args) {
-  CliResult res;
-  char err_path[] = "/tmp/rseqmc_cli_test_XXXXXX";
-  const int err_fd = mkstemp(err_path);
-  if (err_fd < 0) {
-    ADD_FAILURE() << "mkstemp failed";
-    return res;
-  }
-  int out_pipe[2];
-  if (pipe(out_pipe) != 0) {
-    ADD_FAILURE() << "pipe failed";
-    close(err_fd);
-    unlink(err_path);
-    return res;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
-  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
-  posix_spawn_file_actions_addclose(&actions, out_pipe[1]);
-  posix_spawn_file_actions_addclose(&actions, err_fd);
-
-  std::vector<std::string> argv_storage = {RSEQMC_BINARY};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, RSEQMC_BINARY, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_pipe[1]);
-  if (rc != 0) {
-    ADD_FAILURE() << "posix_spawn " << RSEQMC_BINARY << " failed: " << rc;
-  } else {
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(out_pipe[0], buf, sizeof buf)) > 0) res.out.append(buf, static_cast<size_t>(n));
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-    }
-    res.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  close(out_pipe[0]);
-  close(err_fd);
-  res.err = ReadFile(err_path);
-  unlink(err_path);
-  return res;
-}
-
-std::string Describe(const std::vector<std::string>& args, const CliResult& r) {
-  std::string cmd = "rseqmc";
-  for (const std::string& a : args) cmd += " " + a;
-  return cmd + "\n--- exit " + std::to_string(r.code) + "\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
-}
+using testing::CliResult;
+using testing::Describe;
+using testing::Fixture;
+using testing::RunCli;
 
 // The value of the "schedule:" line (the token), or "".
 std::string TokenOf(const std::string& out) {
