@@ -255,6 +255,50 @@ class Minimizer {
 
 }  // namespace
 
+Schedule MinimizeEvents(const Scenario& s, const Schedule& failing, Verdict v, const ExploreOptions& search,
+                        MinimizeStats* stats) {
+  MinimizeStats local;
+  MinimizeStats& st = stats != nullptr ? *stats : local;
+  Schedule current = MinimizeSchedule(s, search.run, failing, v, &st, search.oracle);
+  if (!st.reproduced) return current;
+  const MinimizeStats first = st;
+  for (;;) {
+    const uint32_t k = current.NumEvents();
+    if (k == 0) {
+      st.fewest_events_proven = true;
+      break;
+    }
+    ExploreOptions o = search;
+    o.strategy = StrategyKind::kDpor;
+    o.iterative = true;
+    o.bounds.max_events = k - 1;
+    o.stop_at_first_failure = true;
+    o.collect_outcomes = false;
+    o.progress = nullptr;
+    o.snapshot = nullptr;
+    o.resume_from = nullptr;
+    const ExploreResult r = Explore(s, o);
+    st.search_executions += r.executions;
+    if (!r.failure || r.failure->verdict != v) {
+      st.fewest_events_proven = r.complete && !r.failure;
+      break;
+    }
+    MinimizeStats again;
+    Schedule smaller = MinimizeSchedule(s, search.run, r.failure->schedule, v, &again, search.oracle);
+    st.runs += again.runs;
+    st.budget_exhausted |= again.budget_exhausted;
+    if (!again.reproduced || smaller.NumEvents() >= k) break;  // cannot happen for a deterministic simulator
+    current = std::move(smaller);
+    st.steps_after = again.steps_after;
+  }
+  st.events_before = first.events_before;
+  st.entries_before = first.entries_before;
+  st.steps_before = first.steps_before;
+  st.events_after = current.NumEvents();
+  st.entries_after = current.entries.size();
+  return current;
+}
+
 Schedule MinimizeSchedule(const Scenario& s, const RunOptions& run, const Schedule& failing, Verdict v,
                           MinimizeStats* stats, const std::function<std::string(const ExecutionResult&)>& oracle,
                           uint64_t max_runs) {

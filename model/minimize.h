@@ -28,6 +28,13 @@
 // boundaries of the entries after it (an event takes one Choose call); both
 // the shifted and unshifted candidates are tried.
 //
+// Delta debugging is local: a schedule whose events are all in the wrong
+// places may have no failing subset although a schedule with fewer events
+// fails elsewhere. MinimizeEvents closes that gap within bounds: an exhaustive
+// search (DPOR, iterative bounding) for a failure with fewer events, whose
+// finding is minimised in turn; when the search completes without one, the
+// event count is proven minimal.
+//
 // Example:
 //
 //     ExploreResult r = Explore(s, o);
@@ -41,6 +48,7 @@
 #include <functional>
 #include <string>
 
+#include "model/explorer.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 
@@ -56,6 +64,9 @@ struct MinimizeStats {
   uint64_t steps_after = 0;
   bool reproduced = false;       // the input schedule failed with the verdict when re-run
   bool budget_exhausted = false; // stopped at the run budget (the result still fails)
+  // MinimizeEvents only:
+  uint64_t search_executions = 0;   // executions of the exhaustive searches for fewer events
+  bool fewest_events_proven = false;  // a complete search found no failure with fewer events
 };
 
 // Returns the smallest schedule found that fails `s` with verdict `v` under
@@ -68,6 +79,19 @@ Schedule MinimizeSchedule(const Scenario& s, const RunOptions& run, const Schedu
                           MinimizeStats* stats,
                           const std::function<std::string(const ExecutionResult&)>& oracle = {},
                           uint64_t max_runs = 200000);
+
+// MinimizeSchedule, then: while the schedule has k > 0 events, explores `s`
+// exhaustively with at most k-1 events (DPOR, iterative bounding; `search`
+// supplies the per-kind bounds, RunOptions, oracle, interrupt flag and the
+// max_executions budget of each search; its strategy, iterative flag and
+// events bound are overridden). A failure with verdict `v` found there is
+// minimised and the loop continues; a complete search without any failure
+// sets stats->fewest_events_proven (no schedule with fewer events fails, in
+// any way, within the bounds). A failure with another verdict, or a search
+// stopped by its budget, ends the loop unproven. Deterministic for the same
+// inputs (budgets are counts, not times).
+Schedule MinimizeEvents(const Scenario& s, const Schedule& failing, Verdict v, const ExploreOptions& search,
+                        MinimizeStats* stats);
 
 }  // namespace rseqmc
 

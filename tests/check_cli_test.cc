@@ -95,7 +95,7 @@ std::string CounterexampleToken(const std::string& out) {
 std::string CheckTimeline(const std::string& out) {
   const size_t header = out.find("\ncounterexample: ");
   if (header == std::string::npos) return "<no counterexample>";
-  const size_t start = out.find('\n', header + 1) + 1;
+  const size_t start = out.find("\nscenario ", header) + 1;
   return out.substr(start, out.find("\nschedule: ", start) - start);
 }
 std::string ReplayTimeline(const std::string& out) { return out.substr(0, out.find("\nschedule: ")); }
@@ -270,6 +270,7 @@ TEST(CheckCliTest, EveryPlantedBugIsFoundByEveryExhaustiveStrategyWithDefaultBou
       EXPECT_EQ(JsonField(line, "as_expected"), "true") << line;
       EXPECT_NE(JsonField(line, "verdict"), "pass") << line;
       EXPECT_EQ(JsonField(line, "events"), "1") << line;
+      EXPECT_EQ(JsonField(line, "fewest_events_proven"), "true") << line;
       EXPECT_EQ(JsonField(line, "deterministic"), "true") << line;
     }
   }

@@ -117,6 +117,41 @@ TEST_P(MinimizeBuggyTest, MinimalScheduleHasTheGoldenSizeStillFailsAndIsAFixpoin
   }
 }
 
+// Delta debugging alone can get stuck above the fewest events (a two-event
+// DPOR failure of cpu_not_rechecked has no failing subset); MinimizeEvents
+// searches for fewer and proves the golden count minimal.
+TEST_P(MinimizeBuggyTest, MinimizeEventsReachesAndProvesTheGoldenCount) {
+  const Scenario s = Load(GetParam());
+  const Golden golden = Goldens().at(GetParam());
+  for (StrategyKind strategy : {StrategyKind::kDpor, StrategyKind::kRandom}) {
+    SCOPED_TRACE(StrategyName(strategy));
+    const Failure f = FindFailure(s, strategy, strategy == StrategyKind::kDpor ? 2 : 4);
+    ExploreOptions search;
+    search.max_executions = 100000;
+    MinimizeStats st;
+    const Schedule min = MinimizeEvents(s, f.schedule, f.verdict, search, &st);
+    EXPECT_TRUE(st.reproduced);
+    EXPECT_TRUE(st.fewest_events_proven);
+    EXPECT_GT(st.search_executions, 0u);
+    EXPECT_EQ(min.NumEvents(), golden.events) << EncodeSchedule(s, min);
+    EXPECT_EQ(st.events_after, golden.events);
+    EXPECT_EQ(Replay(s, {}, min).verdict, f.verdict);
+    MinimizeStats again;
+    EXPECT_EQ(MinimizeEvents(s, min, f.verdict, search, &again), min);
+  }
+}
+
+TEST(MinimizeTest, MinimizeEventsUnprovenWhenTheSearchBudgetRunsOut) {
+  const Scenario s = Load("buggy/cpu_not_rechecked");
+  const Failure f = FindFailure(s, StrategyKind::kDpor, 2);
+  ExploreOptions search;
+  search.max_executions = 1;
+  MinimizeStats st;
+  const Schedule min = MinimizeEvents(s, f.schedule, f.verdict, search, &st);
+  EXPECT_FALSE(st.fewest_events_proven);
+  EXPECT_EQ(Replay(s, {}, min).verdict, f.verdict);
+}
+
 TEST_P(MinimizeBuggyTest, DeterministicAcrossCalls) {
   const Scenario s = Load(GetParam());
   const Failure f = FindFailure(s, StrategyKind::kRandom, 4);

@@ -47,6 +47,9 @@ namespace po = boost::program_options;
 constexpr StrategyKind kDefaultStrategy = StrategyKind::kDpor;
 constexpr uint32_t kDefaultMaxEvents = 1;
 constexpr double kCheckpointIntervalS = 30;
+// Executions each search for a counterexample with fewer events may take
+// (MinimizeEvents); a count, not a time, so reports stay deterministic.
+constexpr uint64_t kFewerEventsBudget = 200000;
 
 // Set by SIGINT; polled by the explorer between executions.
 std::atomic<bool> g_interrupted{false};
@@ -377,7 +380,14 @@ class Checker {
     c.found = c.res.failure ? c.res.failure->verdict : Verdict::kPass;
     c.as_expected = c.found == t.scenario.expected;
     c.incomplete = !c.res.failure && !c.res.complete && !c.interrupted;
-    if (c.res.failure) c.cx = BuildCounterexample(t.scenario, run_, *c.res.failure);
+    if (c.res.failure) {
+      ExploreOptions search;
+      search.bounds = a_.bounds;
+      search.run = run_;
+      search.interrupt = &g_interrupted;
+      search.max_executions = kFewerEventsBudget;
+      c.cx = BuildCounterexample(t.scenario, search, *c.res.failure);
+    }
     if (c.cx && !c.cx->deterministic) {
       // Loud: a replay that does not reproduce is a bug in rseqmc.
       std::cerr << "rseqmc check: DETERMINISM CHECK FAILED for " << t.name << ": " << c.cx->determinism_problem
@@ -453,6 +463,11 @@ class Checker {
           << Plural(cx.stats.events_before, "event") << ", " << Plural(cx.stats.entries_before, "decision") << ", "
           << cx.stats.steps_before << " steps in " << Plural(cx.stats.runs, "run")
           << (cx.deterministic ? "; replay verified" : "") << ")\n";
+      out << "                fewest events "
+          << (cx.stats.fewest_events_proven
+                  ? "proven: no schedule with fewer events fails within the bounds"
+                  : "not proven: the search for fewer events did not complete")
+          << " (" << Plural(cx.stats.search_executions, "execution") << ")\n";
       out << FormatTimeline(s, cx.run) << "\n";
       out << "schedule: " << cx.token << " (minimised)\n" << FormatScheduleEntries(cx.schedule);
       out << "replay:   " << ReplayCommand(t, cx.token) << "\n";
@@ -529,7 +544,9 @@ class Checker {
       }
       j << "],\"minimised_from\":{\"events\":" << cx.stats.events_before << ",\"decisions\":"
         << cx.stats.entries_before << ",\"steps\":" << cx.stats.steps_before << ",\"runs\":" << cx.stats.runs
-        << "},\"deterministic\":" << (cx.deterministic ? "true" : "false")
+        << "},\"fewest_events_proven\":" << (cx.stats.fewest_events_proven ? "true" : "false")
+        << ",\"search_executions\":" << cx.stats.search_executions
+        << ",\"deterministic\":" << (cx.deterministic ? "true" : "false")
         << ",\"replay\":" << JsonQuote(ReplayCommand(t, cx.token)) << "}";
     }
     j << "}";

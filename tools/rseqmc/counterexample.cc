@@ -46,7 +46,8 @@ bool IsComparison(const Expr& e) {
 
 }  // namespace
 
-Counterexample BuildCounterexample(const Scenario& s, const RunOptions& run, const Failure& failure) {
+Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& search, const Failure& failure) {
+  const RunOptions& run = search.run;
   Counterexample cx;
   const bool livelock = ExplorerLivelock(failure);
   const Verdict replay_verdict = livelock ? Verdict::kStepLimit : failure.verdict;
@@ -63,7 +64,7 @@ Counterexample BuildCounterexample(const Scenario& s, const RunOptions& run, con
                              ", not the explored execution's " + Hex(failure.trace_hash);
   }
 
-  cx.schedule = MinimizeSchedule(s, run, failure.schedule, replay_verdict, &cx.stats);
+  cx.schedule = MinimizeEvents(s, failure.schedule, replay_verdict, search, &cx.stats);
   cx.token = EncodeSchedule(s, cx.schedule);
   cx.run = Replay(s, run, cx.schedule, /*trace=*/true);
   const ExecutionResult untraced = Replay(s, run, cx.schedule, /*trace=*/false);

@@ -1,11 +1,12 @@
 // The counterexample `rseqmc check` prints for a failure (DESIGN.md §6): the
 // failing schedule re-run to confirm it (determinism self-check), minimised
-// (model/minimize.h), replayed with a trace, and the values that broke the
+// (model/minimize.h: delta debugging, then an exhaustive search for a failure
+// with fewer events), replayed with a trace, and the values that broke the
 // property.
 //
 // Example:
 //
-//     Counterexample cx = BuildCounterexample(s, run_options, *result.failure);
+//     Counterexample cx = BuildCounterexample(s, explore_options, *result.failure);
 //     if (!cx.deterministic) std::cerr << cx.determinism_problem;
 //     std::cout << FormatBroken(s, cx.run) << FormatTimeline(s, cx.run);
 #ifndef RSEQMC_TOOLS_RSEQMC_COUNTEREXAMPLE_H_
@@ -31,9 +32,11 @@ struct Counterexample {
   std::string determinism_problem;  // what differed, when !deterministic
 };
 
-// Confirms, minimises and replays `failure` of `s` under `run` (its
-// record_trace is ignored). Never throws for a schedule the explorer made.
-Counterexample BuildCounterexample(const Scenario& s, const RunOptions& run, const Failure& failure);
+// Confirms, minimises and replays `failure` of `s`. `search` is what
+// MinimizeEvents uses for the search for fewer events (bounds, RunOptions,
+// oracle, interrupt flag, max_executions budget); its run.record_trace is
+// ignored. Never throws for a schedule the explorer made.
+Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& search, const Failure& failure);
 
 // "broken: ..." lines: for each property that does not hold, its text, value
 // and, for a comparison, the value of each side, then the final values of the
