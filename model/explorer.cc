@@ -350,8 +350,10 @@ class DfsEngine : public Scheduler {
       sim.RunInto(*this, r);
       if (deadlock_) {
         r.stopped = false;
-        r.verdict = Verdict::kDeadlock;
-        r.message = "livelock: every thread spins on memory that no thread will change";
+        // Replaying this schedule runs the spinners to the step limit, so
+        // report what the replay will show (with the reason found here).
+        r.verdict = Verdict::kStepLimit;
+        r.message = "livelock: every thread spins on memory that no thread will change (a replay runs to the step limit)";
       }
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, depth_);
@@ -773,12 +775,31 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
   ExploreResult res;
   const auto start = Clock::now();
   auto last_progress = start;
-  // Resuming: the counters, outcomes and failure so far; the strategy's state follows.
+  // Resuming: the counters, outcomes and failure so far, then the strategy's
+  // part: nothing for random and PCT; for the exhaustive strategies the level
+  // being explored, whether it is exhausted, and if not the engine's stack.
+  // All of it is checked here, before the simulator is built.
+  const bool sampling = o.strategy == StrategyKind::kRandom || o.strategy == StrategyKind::kPct;
   std::optional<SnapshotReader> resume;
   double elapsed_before = 0;
+  uint32_t resume_level = 0;
+  bool resume_level_done = true;
   if (o.resume_from != nullptr) {
     resume.emplace(*o.resume_from, "<checkpoint>");
     elapsed_before = GetSnapshotHeader(*resume, s, o, res);
+    if (!sampling) {
+      resume_level = static_cast<uint32_t>(resume->Small(o.bounds.max_events));
+      resume_level_done = resume->Bool();
+      if (!o.iterative && resume_level != o.bounds.max_events) resume->Corrupt("events bound of another run");
+      if (!resume_level_done) {
+        SnapshotReader probe = *resume;
+        Bounds b = o.bounds;
+        b.max_events = resume_level;
+        DfsEngine(s, o, b).Load(probe);
+        if (!probe.AtEnd()) probe.Corrupt("trailing bytes");
+      }
+    }
+    if (resume_level_done && !resume->AtEnd()) resume->Corrupt("trailing bytes");
   }
   auto last_snapshot = start;
   // Hands a snapshot to o.snapshot when forced or when the interval is due;
@@ -859,7 +880,6 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
     bool go = true;
     if (resume) {
       // The random stream advances with every execution: re-run those done.
-      if (!resume->AtEnd()) resume->Corrupt("trailing bytes");
       for (uint64_t i = 0; i < res.executions && go; ++i) {
         sim.RunInto(*sched, r);
         if (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed)) {
@@ -880,14 +900,9 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
     uint32_t first_level = o.iterative ? 0 : o.bounds.max_events;
     bool load_engine = false;
     if (resume) {
-      // Strategy part: the level being explored, whether it is exhausted, and
-      // if not the engine's stack.
-      const uint32_t level = static_cast<uint32_t>(resume->Small(o.bounds.max_events));
-      const bool level_done = resume->Bool();
-      if (level < first_level) resume->Corrupt("events bound below the first level");
-      first_level = level_done ? level + 1 : level;
-      load_engine = !level_done;
-      res.bound_level = level;
+      first_level = resume_level_done ? resume_level + 1 : resume_level;
+      load_engine = !resume_level_done;
+      res.bound_level = resume_level;
     }
     for (uint32_t level = first_level; level <= o.bounds.max_events; ++level) {
       Bounds b = o.bounds;
@@ -895,8 +910,7 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
       res.bound_level = level;
       DfsEngine engine(s, o, b);
       if (load_engine) {
-        engine.Load(*resume);
-        if (!resume->AtEnd()) resume->Corrupt("trailing bytes");
+        engine.Load(*resume);  // checked above
         load_engine = false;
       }
       if (o.snapshot) {

@@ -354,27 +354,7 @@ class JsonWriter {
       out_ += ',';
     }
   }
-  void Quote(std::string_view v) {
-    out_ += '"';
-    for (unsigned char c : v) {
-      switch (c) {
-        case '"': out_ += "\\\""; break;
-        case '\\': out_ += "\\\\"; break;
-        case '\n': out_ += "\\n"; break;
-        case '\r': out_ += "\\r"; break;
-        case '\t': out_ += "\\t"; break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out_ += buf;
-          } else {
-            out_ += static_cast<char>(c);
-          }
-      }
-    }
-    out_ += '"';
-  }
+  void Quote(std::string_view v) { out_ += JsonQuote(v); }
   std::string out_;
   bool after_key_ = false;
 };
@@ -588,6 +568,49 @@ std::string FormatJson(const Scenario& s, const ExecutionResult& r) {
 
   w.Field("schedule", EncodeSchedule(s, r.schedule));
   return w.Close('}').Take();
+}
+
+std::string JsonQuote(std::string_view v) {
+  std::string out = "\"";
+  auto escape = [&out](unsigned c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+    out += buf;
+  };
+  for (size_t i = 0; i < v.size();) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    switch (c) {
+      case '"': out += "\\\""; ++i; continue;
+      case '\\': out += "\\\\"; ++i; continue;
+      case '\n': out += "\\n"; ++i; continue;
+      case '\r': out += "\\r"; ++i; continue;
+      case '\t': out += "\\t"; ++i; continue;
+      default: break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence is copied; any other byte is escaped.
+    const size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    bool ok = len != 0 && i + len <= v.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(v[i + k]) & 0xc0) == 0x80;
+    if (ok) {
+      out.append(v.substr(i, len));
+      i += len;
+    } else {
+      escape(c);
+      ++i;
+    }
+  }
+  out += '"';
+  return out;
 }
 
 }  // namespace rseqmc

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rseqmc {
@@ -54,6 +55,10 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r);
 // One JSON object (one line) with the whole result: trace, final symbols,
 // returns, observations, verdict, schedule token.
 std::string FormatJson(const Scenario& s, const ExecutionResult& r);
+// A JSON string literal for `s`: quotes, backslashes and control characters
+// escaped; bytes that are not part of valid UTF-8 become \u00XX (read as
+// Latin-1), so the output is always valid JSON whatever the scenario's strings.
+std::string JsonQuote(std::string_view s);
 // Final values of every symbol, "name = v" or "name[cpu] = v" lines.
 std::string FormatSymbols(const Scenario& s, const ExecutionResult& r);
 

@@ -1,5 +1,7 @@
 #include "tools/rseqmc/cli_util.h"
 
+#include "sim/trace.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -97,22 +99,7 @@ KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen) {
   return k;
 }
 
-std::string JsonQuote(const std::string& s) {
-  std::string q = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      q += '\\';
-      q += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      q += buf;
-    } else {
-      q += static_cast<char>(c);
-    }
-  }
-  return q + "\"";
-}
+std::string JsonQuote(const std::string& s) { return rseqmc::JsonQuote(std::string_view(s)); }
 
 std::string ExpectText(Verdict v) {
   return v == Verdict::kPass ? "pass" : std::string("fail ") + VerdictName(v);

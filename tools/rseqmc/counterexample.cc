@@ -17,11 +17,12 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-// The explorer reports an execution in which every thread spins without
-// effect as a livelock (Verdict::kDeadlock) and stops it; replayed on its
-// own the same schedule runs on into the step limit.
+// The explorer stops an execution in which every thread spins without effect
+// and reports it as a livelock with the verdict its replay gives
+// (Verdict::kStepLimit): replayed on its own the same schedule runs on into the
+// step limit, so its trace hash differs from the stopped execution's.
 bool ExplorerLivelock(const Failure& f) {
-  return f.verdict == Verdict::kDeadlock && f.message.starts_with("livelock:");
+  return f.verdict == Verdict::kStepLimit && f.message.starts_with("livelock:");
 }
 
 ExecutionResult Replay(const Scenario& s, const RunOptions& run, const Schedule& schedule, bool trace) {
