@@ -8,6 +8,11 @@
 //   * kLegacy418 — "4.18".."5.19": as above, but the NO_RESTART_ON_* flags of
 //     rseq->flags | rseq_cs->flags inhibit the restart for their event class
 //     (NO_RESTART_ON_SIGNAL without both others is EINVAL -> SIGSEGV), §2.9.
+// Granularity: each model stands for a range of versions and follows its
+// newest behaviour where the range differs: kLegacy60 writes node_id and
+// mm_cid (added in 6.3) also for 6.0-6.2; both models offer
+// MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (added in 5.10) and treat the process
+// as registered for it. Cross-checks record the exact running version.
 // Not yet modelled (rejected with a clear error): 6.19+ (V2 rework), rfc2015,
 // mm_cid variants. The model is structured so that they are one more enum value
 // plus the few policy functions below.
