@@ -13,7 +13,10 @@ FiberPool::FiberPool(std::function<void(int)> body, size_t stack_bytes)
 
 FiberPool::~FiberPool() {
   // Destroying a suspended fiber unwinds its stack (Boost.Context throws
-  // forced_unwind inside it); workers never return on their own.
+  // forced_unwind inside it); workers never return on their own. The ucontext
+  // backend (sanitizer builds) starts a never-resumed fiber to unwind it, so a
+  // worker entered while destroying must return at once, touching no slot.
+  destroying_ = true;
   workers_.clear();
 }
 
@@ -23,6 +26,7 @@ void FiberPool::Reserve(int n) {
     int id = static_cast<int>(workers_.size());
     workers_.emplace_back(std::allocator_arg, ctx::protected_fixedsize_stack(stack_bytes_),
                           [this, id](ctx::fiber&& caller) {
+                            if (destroying_) return std::move(caller);
                             Slot(from_) = std::move(caller);
                             for (;;) body_(id);
                             return ctx::fiber{};

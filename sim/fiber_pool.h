@@ -42,6 +42,7 @@ class FiberPool {
   boost::context::fiber main_;
   int current_ = kMain;
   int from_ = kMain;  // who performed the last switch (read by the resumed side)
+  bool destroying_ = false;
 };
 
 }  // namespace rseqmc
