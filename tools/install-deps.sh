@@ -9,7 +9,7 @@ packages=(
   libboost-context-dev libboost-program-options-dev
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   libxbyak-dev libzydis-dev
-  clang
+  clang libclang-rt-14-dev
 )
 
 missing=()
