@@ -1,0 +1,652 @@
+#include "kernel/harness/jit.h"
+
+#include <sys/mman.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <sstream>
+
+#include <xbyak/xbyak.h>
+
+#include "sim/ir.h"
+#include "sim/machine.h"  // kMaxCallDepth
+
+namespace rseqmc::harness {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+uint64_t PageUp(uint64_t n) { return (n + kPage - 1) / kPage * kPage; }
+
+// Our own registration, for a glibc that did not register (tunable off).
+struct alignas(32) OwnRseq {
+  uint32_t cpu_id_start = 0;
+  uint32_t cpu_id = static_cast<uint32_t>(-1);
+  uint64_t rseq_cs = 0;
+  uint32_t flags = 0;
+  uint32_t node_id = 0;
+  uint32_t mm_cid = 0;
+  uint32_t pad = 0;
+};
+thread_local OwnRseq tls_own_rseq __attribute__((tls_model("initial-exec")));
+
+std::atomic<bool> g_program_alive{false};
+
+constexpr int kRegOffCtxRec = offsetof(JitContext, rec);
+constexpr int kRegOffDepth = offsetof(JitContext, call_depth);
+constexpr int kRecOffAborts = offsetof(ThreadRecord, aborts);
+constexpr int kRecOffExited = offsetof(ThreadRecord, exited);
+constexpr int kRecOffTid = offsetof(ThreadRecord, tid);
+constexpr int kRecOffAssertFailed = offsetof(ThreadRecord, assert_failed);
+constexpr int kRecOffAssertPc = offsetof(ThreadRecord, assert_pc);
+constexpr int kRecOffNumObserved = offsetof(ThreadRecord, num_observed);
+constexpr int kRecOffObserved = offsetof(ThreadRecord, observed);
+constexpr int kRecOffTracePos = offsetof(ThreadRecord, trace_pos);
+constexpr int kRecOffTraceEnd = offsetof(ThreadRecord, trace_end);
+
+constexpr int kMembarrierCmdPrivateExpeditedRseq = 1 << 7;  // include/uapi/linux/membarrier.h
+constexpr int kMembarrierCmdFlagCpu = 1 << 0;
+constexpr int kRseqFlagUnregister = 1;                      // include/uapi/linux/rseq.h
+
+
+using Emitter = Xbyak::CodeGenerator;
+
+}  // namespace
+
+int64_t JitProgram::RseqOffset() {
+  if (__rseq_size > 0) return static_cast<int64_t>(__rseq_offset);
+  return reinterpret_cast<char*>(&tls_own_rseq) - static_cast<char*>(__builtin_thread_pointer());
+}
+
+uint32_t JitProgram::RseqLength() { return 32; }
+
+bool JitProgram::EnsureRseqRegistered(std::string* why) {
+  char* area = static_cast<char*>(__builtin_thread_pointer()) + RseqOffset();
+  long r = syscall(SYS_rseq, area, RseqLength(), 0, kRseqSig);
+  if (r == 0 || errno == EBUSY) return true;
+  if (why) {
+    *why = std::string("rseq registration failed: ") + std::strerror(errno) +
+           (errno == ENOSYS ? " (kernel built without CONFIG_RSEQ)" : "");
+  }
+  return false;
+}
+
+JitProgram::JitProgram(const Scenario& s, JitOptions opts, uint32_t trace_slots)
+    : s_(s), opts_(opts), trace_slots_(trace_slots) {
+  bool expected = false;
+  if (!g_program_alive.compare_exchange_strong(expected, true)) {
+    throw HarnessError("another JIT program is alive in this process (data symbols have fixed addresses)");
+  }
+  try {
+    // Data symbols at the simulator's addresses.
+    uint64_t end = kDataBase;
+    for (const Symbol& sym : s.program.symbols) end = std::max(end, sym.address + sym.size_bytes);
+    data_used_ = end - kDataBase;
+    data_bytes_ = PageUp(std::max<uint64_t>(data_used_, 1));
+    data_ = mmap(reinterpret_cast<void*>(kDataBase), data_bytes_, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (data_ == MAP_FAILED || data_ != reinterpret_cast<void*>(kDataBase)) {
+      if (data_ != MAP_FAILED) munmap(data_, data_bytes_);
+      data_ = nullptr;
+      throw HarnessError("cannot map the data symbols at 0x" + [] {
+        std::ostringstream o;
+        o << std::hex << kDataBase;
+        return o.str();
+      }() + ": " + std::strerror(errno));
+    }
+    data_init_.assign(data_used_, 0);
+    auto store = [&](uint64_t addr, uint64_t v, int bytes) {
+      std::memcpy(data_init_.data() + (addr - kDataBase), &v, static_cast<size_t>(bytes));
+    };
+    for (const Symbol& sym : s.program.symbols) {
+      const uint32_t blocks = sym.per_cpu ? s.num_cpus : 1;
+      for (uint32_t c = 0; c < blocks; ++c) {
+        for (uint32_t i = 0; i < sym.count; ++i) {
+          int64_t v = sym.init.empty() ? 0 : (i < sym.init.size() ? sym.init[i] : sym.init.back());
+          store(sym.address + c * sym.stride + i * static_cast<uint64_t>(sym.width), static_cast<uint64_t>(v),
+                static_cast<int>(sym.width));
+        }
+      }
+    }
+    // Shared records.
+    const size_t nthreads = s.threads.size();
+    shared_bytes_ = PageUp(sizeof(SharedArea) + 64 + nthreads * sizeof(ThreadRecord) +
+                           nthreads * static_cast<size_t>(trace_slots_) * 4);
+    void* sh = mmap(nullptr, shared_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) throw HarnessError(std::string("mmap of the shared records failed: ") + std::strerror(errno));
+    shared_ = static_cast<SharedArea*>(sh);
+    // Descriptors: one read-only page region, 32-byte aligned entries.
+    desc_bytes_ = PageUp(std::max<size_t>(s.program.descriptors.size() * kRseqCsBytes, 1));
+    desc_ = mmap(nullptr, desc_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (desc_ == MAP_FAILED) {
+      desc_ = nullptr;
+      throw HarnessError(std::string("mmap of the descriptors failed: ") + std::strerror(errno));
+    }
+    Compile();
+    ResetState();
+  } catch (...) {
+    if (data_) munmap(data_, data_bytes_);
+    if (shared_) munmap(shared_, shared_bytes_);
+    if (desc_) munmap(desc_, desc_bytes_);
+    if (code_) munmap(code_, code_map_bytes_);
+    g_program_alive = false;
+    throw;
+  }
+}
+
+JitProgram::~JitProgram() {
+  if (data_) munmap(data_, data_bytes_);
+  if (shared_) munmap(shared_, shared_bytes_);
+  if (desc_) munmap(desc_, desc_bytes_);
+  if (code_) munmap(code_, code_map_bytes_);
+  g_program_alive = false;
+}
+
+void JitProgram::ResetState() {
+  std::memcpy(data_, data_init_.data(), data_used_);
+  std::memset(static_cast<char*>(data_) + data_used_, 0, data_bytes_ - data_used_);
+  std::memset(static_cast<void*>(shared_), 0, shared_bytes_);
+  const size_t nthreads = s_.threads.size();
+  char* base = reinterpret_cast<char*>(shared_) + (sizeof(SharedArea) + 63) / 64 * 64;
+  shared_->threads = reinterpret_cast<ThreadRecord*>(base);
+  char* traces = base + nthreads * sizeof(ThreadRecord);
+  for (size_t t = 0; t < nthreads; ++t) {
+    ThreadRecord& r = shared_->threads[t];
+    r.final_cpu = -1;
+    r.trace_begin = reinterpret_cast<uint64_t>(traces + t * static_cast<size_t>(trace_slots_) * 4);
+    r.trace_pos = r.trace_begin;
+    r.trace_end = r.trace_begin + static_cast<uint64_t>(trace_slots_) * 4;
+  }
+}
+
+std::vector<uint8_t> JitProgram::ReadMemory() const {
+  const auto* p = static_cast<const uint8_t*>(data_);
+  return std::vector<uint8_t>(p, p + data_used_);
+}
+
+std::vector<uint32_t> JitProgram::IrTrace(int t) const {
+  const ThreadRecord& r = shared_->threads[t];
+  const auto* b = reinterpret_cast<const uint32_t*>(r.trace_begin);
+  const auto* e = reinterpret_cast<const uint32_t*>(r.trace_pos);
+  return std::vector<uint32_t>(b, e);
+}
+
+int JitProgram::IndexOf(uint64_t addr) const {
+  if (block_addr_.empty() || addr < block_addr_.front() || addr >= block_addr_.back()) return -1;
+  auto it = std::upper_bound(block_addr_.begin(), block_addr_.end(), addr);
+  return static_cast<int>(it - block_addr_.begin()) - 1;
+}
+
+uint64_t JitProgram::abort_ip(uint32_t d) const { return abort_stub_.at(d); }
+
+uint64_t JitProgram::descriptor_address(uint32_t d) const {
+  return reinterpret_cast<uint64_t>(desc_) + kRseqCsBytes * d;
+}
+
+int64_t JitProgram::Call(uint32_t func, JitContext* ctx, int64_t countdown) const {
+  using Fn = int64_t (*)(uint64_t, JitContext*, int64_t);
+  return reinterpret_cast<Fn>(trampoline_)(func_addr_.at(func), ctx, countdown);
+}
+
+void JitProgram::DoneTrap() const { reinterpret_cast<void (*)()>(done_trap_)(); }
+
+void JitProgram::Compile() {
+  const Program& p = s_.program;
+  const uint32_t n = static_cast<uint32_t>(p.code.size());
+  // Generous upper bound: ~160 bytes per instruction plus stubs.
+  code_map_bytes_ = PageUp(4096 + static_cast<size_t>(n) * 192 + p.descriptors.size() * 64);
+  code_ = mmap(nullptr, code_map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (code_ == MAP_FAILED) {
+    code_ = nullptr;
+    throw HarnessError(std::string("mmap of the JIT code failed: ") + std::strerror(errno));
+  }
+  Emitter g(code_map_bytes_, code_);
+  const int64_t rseq_off = RseqOffset();
+  const uint64_t cpu_mask = s_.num_cpus >= 64 ? ~0ull : ((1ull << s_.num_cpus) - 1);
+  auto R = [&](int k) { return g.qword[g.rbx + 8 * k]; };
+  auto cur = [&] { return reinterpret_cast<uint64_t>(g.getCurr()); };
+
+  // Which instructions are abort labels (one stub per label).
+  std::vector<int> stub_of(n + 1, -1);
+  for (const CsDescriptor& d : p.descriptors) stub_of[d.abort] = 1;
+
+  std::vector<Xbyak::Label> L(n + 1);
+  Xbyak::Label assert_trap, segv;
+  block_addr_.assign(n + 1, 0);
+  instr_addr_.assign(n + 1, 0);
+  std::vector<uint64_t> stub_addr(n + 1, 0);
+
+  // --- trampoline: int64 (fn, ctx, countdown) ---
+  trampoline_ = cur();
+  g.push(g.rbx);
+  g.push(g.rbp);
+  g.push(g.r12);
+  g.push(g.r13);
+  g.push(g.r14);
+  g.push(g.r15);
+  g.sub(g.rsp, 8);
+  g.mov(g.rbx, g.rsi);
+  g.mov(g.r14, g.rdx);
+  g.call(g.rdi);
+  g.mov(g.rax, g.r14);
+  g.add(g.rsp, 8);
+  g.pop(g.r15);
+  g.pop(g.r14);
+  g.pop(g.r13);
+  g.pop(g.r12);
+  g.pop(g.rbp);
+  g.pop(g.rbx);
+  g.ret();
+  g.align(16);
+  // --- re-arm stub: rseq->rseq_cs := rax; jmp rcx ---
+  rearm_stub_ = cur();
+  g.mov(g.rdx, rseq_off);
+  g.putSeg(g.fs);
+  g.mov(g.qword[g.rdx + static_cast<int>(kRseqOffRseqCs)], g.rax);
+  g.jmp(g.rcx);
+  g.align(16);
+  // --- done trap ---
+  done_trap_ = cur();
+  g.int3();
+  g.ret();
+  g.align(16);
+  // --- assert trap ---
+  g.L(assert_trap);
+  assert_trap_ = cur();
+  if (opts_.traps) {
+    g.int3();
+    g.jmp(assert_trap);
+  } else {
+    g.mov(g.edi, 134);  // 128 + SIGABRT, as an abort() would report
+    g.mov(g.eax, SYS_exit_group);
+    g.syscall();
+  }
+  g.align(16);
+  // --- SIGSEGV for call-stack overflow (the simulator kills at kMaxCallDepth) ---
+  g.L(segv);
+  g.xor_(g.eax, g.eax);
+  g.mov(g.dword[g.rax], g.eax);
+  g.align(16);
+
+  auto load_b = [&](const Instr& in, const Xbyak::Reg64& reg) {
+    if (in.use_imm) {
+      g.mov(reg, in.imm);
+    } else {
+      g.mov(reg, R(in.rt));
+    }
+  };
+  auto load_arg = [&](const Instr& in, const Xbyak::Reg64& reg) {  // rs or imm (kernel calls)
+    if (in.use_imm) {
+      g.mov(reg, in.imm);
+    } else {
+      g.mov(reg, R(in.rs));
+    }
+  };
+  auto address = [&](const Instr& in) {  // into rdx
+    g.mov(g.rdx, R(in.rs));
+    if (in.has_index) {
+      g.mov(g.rcx, R(in.ru));
+      g.imul(g.rcx, g.rcx, static_cast<int>(in.scale));
+      g.add(g.rdx, g.rcx);
+    }
+    if (in.imm != 0) {
+      g.mov(g.rcx, in.imm);
+      g.add(g.rdx, g.rcx);
+    }
+  };
+  auto store_r0 = [&] { g.mov(R(0), g.rax); };
+
+  for (uint32_t i = 0; i < n; ++i) {
+    const Instr& in = p.code[i];
+    block_addr_[i] = cur();
+    if (stub_of[i] >= 0) {
+      // Fallthrough from the previous block skips the stub (a `sig` block
+      // jumps over it itself).
+      if (i > 0 && p.code[i - 1].op != Op::kSig) g.jmp(L[i], Xbyak::CodeGenerator::T_SHORT);
+      stub_addr[i] = cur();
+      g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
+      g.inc(g.qword[g.rax + kRecOffAborts]);
+    }
+    g.L(L[i]);
+    instr_addr_[i] = cur();
+    if (opts_.traps) {
+      Xbyak::Label go;
+      g.dec(g.r14);
+      g.jnz(go, Xbyak::CodeGenerator::T_SHORT);
+      g.int3();
+      g.L(go);
+    }
+    if (opts_.ir_trace) {
+      Xbyak::Label full;
+      g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
+      g.mov(g.rcx, g.qword[g.rax + kRecOffTracePos]);
+      g.cmp(g.rcx, g.qword[g.rax + kRecOffTraceEnd]);
+      g.jae(full, Xbyak::CodeGenerator::T_SHORT);
+      g.mov(g.dword[g.rcx], i);
+      g.add(g.qword[g.rax + kRecOffTracePos], 4);
+      g.L(full);
+    }
+    switch (in.op) {
+      case Op::kLi:
+        g.mov(g.rax, in.imm);
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kMov:
+        g.mov(g.rax, R(in.rs));
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr: case Op::kXor:
+      case Op::kShl: case Op::kShr: case Op::kMul:
+        g.mov(g.rax, R(in.rs));
+        load_b(in, g.rcx);
+        switch (in.op) {
+          case Op::kAdd: g.add(g.rax, g.rcx); break;
+          case Op::kSub: g.sub(g.rax, g.rcx); break;
+          case Op::kAnd: g.and_(g.rax, g.rcx); break;
+          case Op::kOr: g.or_(g.rax, g.rcx); break;
+          case Op::kXor: g.xor_(g.rax, g.rcx); break;
+          case Op::kShl: g.shl(g.rax, g.cl); break;   // x86 masks the count to 6 bits, as the IR
+          case Op::kShr: g.shr(g.rax, g.cl); break;
+          default: g.imul(g.rax, g.rcx); break;       // low 64 bits: wrapping
+        }
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kLa:
+        g.mov(g.rax, static_cast<int64_t>(p.symbols[in.target].address + static_cast<uint64_t>(in.imm)));
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kLd:
+        address(in);
+        g.mov(g.rax, g.qword[g.rdx]);
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kLd32:
+        address(in);
+        g.mov(g.eax, g.dword[g.rdx]);  // zero-extends
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kSt:
+        address(in);
+        g.mov(g.rcx, R(in.rt));
+        g.mov(g.qword[g.rdx], g.rcx);
+        break;
+      case Op::kSt32:
+        address(in);
+        g.mov(g.rcx, R(in.rt));
+        g.mov(g.dword[g.rdx], g.ecx);
+        break;
+      case Op::kCas:
+        address(in);
+        g.mov(g.rax, R(in.rt));
+        g.mov(g.rcx, R(in.ru));
+        g.lock();
+        g.cmpxchg(g.qword[g.rdx], g.rcx);
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kXadd:
+        address(in);
+        g.mov(g.rax, R(in.rt));
+        g.lock();
+        g.xadd(g.qword[g.rdx], g.rax);
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kXchg:
+        address(in);
+        g.mov(g.rax, R(in.rt));
+        g.xchg(g.qword[g.rdx], g.rax);
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
+        g.mov(g.rax, R(in.rs));
+        load_b(in, g.rcx);
+        g.cmp(g.rax, g.rcx);
+        switch (in.op) {
+          case Op::kBeq: g.je(L[in.target], Xbyak::CodeGenerator::T_NEAR); break;
+          case Op::kBne: g.jne(L[in.target], Xbyak::CodeGenerator::T_NEAR); break;
+          case Op::kBlt: g.jl(L[in.target], Xbyak::CodeGenerator::T_NEAR); break;
+          case Op::kBge: g.jge(L[in.target], Xbyak::CodeGenerator::T_NEAR); break;
+          case Op::kBltu: g.jb(L[in.target], Xbyak::CodeGenerator::T_NEAR); break;
+          default: g.jae(L[in.target], Xbyak::CodeGenerator::T_NEAR); break;
+        }
+        break;
+      case Op::kJmp:
+        g.jmp(L[in.target], Xbyak::CodeGenerator::T_NEAR);
+        break;
+      case Op::kCall:
+        g.cmp(g.qword[g.rbx + kRegOffDepth], kMaxCallDepth);
+        g.jae(segv, Xbyak::CodeGenerator::T_NEAR);
+        g.inc(g.qword[g.rbx + kRegOffDepth]);
+        g.call(L[p.functions[in.target].first]);
+        // The return address is in this block; continue at L_{i+1}, not at an
+        // abort stub that may start block i+1.
+        if (i + 1 <= n && stub_of[i + 1] >= 0) g.jmp(L[i + 1], Xbyak::CodeGenerator::T_SHORT);
+        break;
+      case Op::kRet: {
+        Xbyak::Label top;
+        g.cmp(g.qword[g.rbx + kRegOffDepth], 0);
+        g.je(top, Xbyak::CodeGenerator::T_SHORT);
+        g.dec(g.qword[g.rbx + kRegOffDepth]);
+        g.L(top);
+        g.ret();
+        break;
+      }
+      case Op::kRseqLoad: {
+        static constexpr uint64_t kOff[] = {kRseqOffCpuIdStart, kRseqOffCpuId, kRseqOffNodeId, kRseqOffMmCid,
+                                            kRseqOffFlags};
+        g.mov(g.rax, rseq_off);
+        g.putSeg(g.fs);
+        g.mov(g.eax, g.dword[g.rax + static_cast<int>(kOff[in.aux])]);
+        g.mov(R(in.rd), g.rax);
+        break;
+      }
+      case Op::kRseqAddr:
+        g.xor_(g.eax, g.eax);
+        g.putSeg(g.fs);
+        g.mov(g.rax, g.qword[g.rax]);  // the TCB's self pointer = thread pointer
+        g.mov(g.rcx, rseq_off);
+        g.add(g.rax, g.rcx);
+        g.mov(R(in.rd), g.rax);
+        break;
+      case Op::kRseqArm:
+        g.mov(g.rax, static_cast<int64_t>(descriptor_address(in.target)));
+        g.mov(g.rcx, rseq_off);
+        g.putSeg(g.fs);
+        g.mov(g.qword[g.rcx + static_cast<int>(kRseqOffRseqCs)], g.rax);
+        break;
+      case Op::kSig:
+        // jmp rel8 over the signature word (and the abort stub that follows
+        // when the next instruction is an abort label).
+        g.jmp(L[i + 1], Xbyak::CodeGenerator::T_SHORT);
+        g.dd(static_cast<uint32_t>(in.imm));
+        break;
+      case Op::kFence:
+        g.mfence();
+        break;
+      case Op::kNop:
+        break;
+      case Op::kAssert: {
+        Xbyak::Label ok;
+        g.mov(g.rax, R(in.rs));
+        load_b(in, g.rcx);
+        g.cmp(g.rax, g.rcx);
+        switch (static_cast<CmpKind>(in.aux)) {
+          case CmpKind::kEq: g.je(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kNe: g.jne(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kLt: g.jl(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kLe: g.jle(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kGt: g.jg(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kGe: g.jge(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kLtu: g.jb(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kLeu: g.jbe(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kGtu: g.ja(ok, Xbyak::CodeGenerator::T_NEAR); break;
+          case CmpKind::kGeu: g.jae(ok, Xbyak::CodeGenerator::T_NEAR); break;
+        }
+        g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
+        g.mov(g.dword[g.rax + kRecOffAssertPc], i);
+        g.mov(g.dword[g.rax + kRecOffAssertFailed], 1);
+        g.jmp(assert_trap, Xbyak::CodeGenerator::T_NEAR);
+        g.L(ok);
+        break;
+      }
+      case Op::kObserve: {
+        Xbyak::Label full;
+        g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
+        g.mov(g.ecx, g.dword[g.rax + kRecOffNumObserved]);
+        g.cmp(g.ecx, kMaxObservations);
+        g.jae(full, Xbyak::CodeGenerator::T_SHORT);
+        g.shl(g.rcx, 4);
+        g.lea(g.rdx, g.ptr[g.rax + g.rcx + kRecOffObserved]);
+        g.mov(g.dword[g.rdx], in.target);
+        g.mov(g.r8, R(in.rs));
+        g.mov(g.qword[g.rdx + 8], g.r8);
+        g.L(full);
+        g.inc(g.dword[g.rax + kRecOffNumObserved]);
+        break;
+      }
+      case Op::kSchedYield:
+        g.mov(g.eax, SYS_sched_yield);
+        g.syscall();
+        store_r0();
+        break;
+      case Op::kSchedSetaffinity: {
+        Xbyak::Label call, done;
+        load_arg(in, g.rax);
+        g.mov(g.rcx, cpu_mask);
+        g.and_(g.rax, g.rcx);
+        g.jnz(call, Xbyak::CodeGenerator::T_SHORT);
+        g.mov(g.rax, -EINVAL);
+        g.jmp(done, Xbyak::CodeGenerator::T_SHORT);
+        g.L(call);
+        g.push(g.rax);
+        g.mov(g.rdx, g.rsp);
+        g.mov(g.esi, 8);
+        g.xor_(g.edi, g.edi);
+        g.mov(g.eax, SYS_sched_setaffinity);
+        g.syscall();
+        g.pop(g.rcx);
+        g.L(done);
+        store_r0();
+        break;
+      }
+      case Op::kGetcpu:
+        g.sub(g.rsp, 16);
+        g.mov(g.rdi, g.rsp);
+        g.xor_(g.esi, g.esi);
+        g.xor_(g.edx, g.edx);
+        g.mov(g.eax, SYS_getcpu);
+        g.syscall();
+        g.mov(g.eax, g.dword[g.rsp]);
+        g.add(g.rsp, 16);
+        store_r0();
+        break;
+      case Op::kTgkill: {
+        Xbyak::Label esrch, done;
+        load_arg(in, g.rax);
+        g.cmp(g.rax, static_cast<int>(s_.threads.size()));
+        g.jae(esrch, Xbyak::CodeGenerator::T_NEAR);  // unsigned: negative indices too
+        g.imul(g.rax, g.rax, static_cast<int>(sizeof(ThreadRecord)));
+        g.mov(g.rcx, reinterpret_cast<uint64_t>(shared_) + (sizeof(SharedArea) + 63) / 64 * 64);
+        g.add(g.rcx, g.rax);
+        g.cmp(g.dword[g.rcx + kRecOffExited], 0);
+        g.jne(esrch, Xbyak::CodeGenerator::T_NEAR);
+        g.mov(g.esi, g.dword[g.rcx + kRecOffTid]);
+        g.mov(g.rdi, reinterpret_cast<uint64_t>(&shared_->tgid));
+        g.mov(g.edi, g.dword[g.rdi]);
+        g.mov(g.edx, static_cast<int>(in.aux));
+        g.mov(g.eax, SYS_tgkill);
+        g.syscall();
+        g.jmp(done, Xbyak::CodeGenerator::T_SHORT);
+        g.L(esrch);
+        g.mov(g.rax, -ESRCH);
+        g.L(done);
+        store_r0();
+        break;
+      }
+      case Op::kMembarrierRseq: {
+        Xbyak::Label all, go, skip, done;
+        load_arg(in, g.rdx);
+        g.test(g.rdx, g.rdx);
+        g.js(all, Xbyak::CodeGenerator::T_SHORT);
+        g.cmp(g.rdx, static_cast<int>(s_.num_cpus));
+        g.jge(skip, Xbyak::CodeGenerator::T_SHORT);  // not a CPU of the scenario: no-op, as the simulator
+        g.mov(g.esi, kMembarrierCmdFlagCpu);
+        g.jmp(go, Xbyak::CodeGenerator::T_SHORT);
+        g.L(all);
+        g.xor_(g.esi, g.esi);
+        g.xor_(g.edx, g.edx);
+        g.L(go);
+        g.mov(g.edi, kMembarrierCmdPrivateExpeditedRseq);
+        g.mov(g.eax, SYS_membarrier);
+        g.syscall();
+        g.jmp(done, Xbyak::CodeGenerator::T_SHORT);
+        g.L(skip);
+        g.xor_(g.eax, g.eax);
+        g.L(done);
+        store_r0();
+        break;
+      }
+      case Op::kRseqRegister:
+      case Op::kRseqUnregister:
+        g.xor_(g.eax, g.eax);
+        g.putSeg(g.fs);
+        g.mov(g.rdi, g.qword[g.rax]);
+        g.mov(g.rcx, rseq_off);
+        g.add(g.rdi, g.rcx);
+        g.mov(g.esi, RseqLength());
+        g.mov(g.edx, in.op == Op::kRseqUnregister ? kRseqFlagUnregister : 0);
+        g.mov(g.r10d, static_cast<uint32_t>(in.imm));
+        g.mov(g.eax, SYS_rseq);
+        g.syscall();
+        store_r0();
+        break;
+    }
+  }
+  block_addr_[n] = cur();
+  g.L(L[n]);
+  instr_addr_[n] = cur();
+  g.int3();  // running past the end of the code (the simulator kills with SIGSEGV)
+  g.ud2();
+  g.ready(Xbyak::CodeArray::PROTECT_RE);
+  code_bytes_ = g.getSize();
+
+  func_addr_.resize(p.functions.size());
+  for (size_t f = 0; f < p.functions.size(); ++f) func_addr_[f] = instr_addr_[p.functions[f].first];
+  abort_stub_.resize(p.descriptors.size());
+  auto* dp = static_cast<char*>(desc_);
+  for (size_t d = 0; d < p.descriptors.size(); ++d) {
+    const CsDescriptor& cs = p.descriptors[d];
+    abort_stub_[d] = stub_addr[cs.abort];
+    const uint64_t start = instr_addr_[cs.start];
+    const uint64_t post = cs.post_commit >= n ? block_addr_[n] : block_addr_[cs.post_commit];
+    uint32_t version = cs.version, flags = cs.flags;
+    uint64_t off = post >= start ? post - start : 0;
+    std::memcpy(dp + d * kRseqCsBytes + 0, &version, 4);
+    std::memcpy(dp + d * kRseqCsBytes + 4, &flags, 4);
+    std::memcpy(dp + d * kRseqCsBytes + 8, &start, 8);
+    std::memcpy(dp + d * kRseqCsBytes + 16, &off, 8);
+    std::memcpy(dp + d * kRseqCsBytes + 24, &abort_stub_[d], 8);
+  }
+  if (mprotect(desc_, desc_bytes_, PROT_READ) != 0) {
+    throw HarnessError(std::string("mprotect of the descriptors failed: ") + std::strerror(errno));
+  }
+  // W^X: the code was written RW; from now on it is RX only.
+  if (mprotect(code_, code_map_bytes_, PROT_READ | PROT_EXEC) != 0) {
+    throw HarnessError(std::string("mprotect of the JIT code failed: ") + std::strerror(errno));
+  }
+}
+
+std::string JitProgram::Listing() const {
+  std::ostringstream o;
+  for (uint32_t i = 0; i < s_.program.code.size(); ++i) {
+    o << s_.program.DescribeIndex(i) << ": L=0x" << std::hex << instr_addr_[i] << " block=[0x" << block_addr_[i]
+      << ",0x" << block_addr_[i + 1] << ")" << std::dec << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace rseqmc::harness

@@ -1,0 +1,201 @@
+// x86-64 JIT of region programs for the real-kernel cross-check (DESIGN.md §2
+// "JIT invariant", §7).
+//
+// Each IR instruction i compiles to a block of x86-64 code:
+//
+//     B_i: [abort stub, only if i is some descriptor's abort label]
+//     L_i: dec r14 ; jnz 1f ; int3 ; 1:           (step countdown; `traps` only)
+//          [append i to the thread's IR trace]      (`ir_trace` only)
+//          body: loads into scratch registers, then ONE last instruction with
+//          the instruction's effect (the store, the arming store, the register
+//          write, the jump, the syscall...)
+//
+// so an event at any x86 boundary inside block i is equivalent to an event at
+// the IR boundary before i (loads linearise at the x86 load; an async event
+// between a load and the register write is the event after i). The injection
+// address of IR instruction i is L_i, its first x86 instruction.
+//
+// Machine state mapping:
+//   * IR registers r0..r15 live in a `JitContext` in memory; rbx points to it
+//     for the whole run (a signal handler gets a fresh JitContext, r1 = signo,
+//     as the simulator's handler context);
+//   * r14 is the step countdown: every block decrements it and traps (int3)
+//     when it reaches 0, so a tracer can stop a thread at its n-th IR
+//     instruction without single-stepping (each ptrace stop is a preemption,
+//     reference/inject-prototype.md §4, so stops must be exactly the schedule's);
+//   * data symbols live at the simulator's addresses (kDataBase...), mapped
+//     MAP_SHARED so the tracer reads the final memory directly;
+//   * `struct rseq` is the thread's real registration (glibc's, at
+//     fs:__rseq_offset; our own thread_local one where glibc did not register),
+//     read with fs-relative loads; `struct rseq_cs` descriptors live in a
+//     read-only page, 32-byte aligned (include/uapi/linux/rseq.h);
+//   * the signature word: `sig` compiles to `jmp rel8` over its 4-byte
+//     immediate, so when it precedes an abort label the 4 bytes before abort_ip
+//     are exactly the IR's signature (kernel/rseq.c rseq_ip_fixup() checks them);
+//   * abort_ip is a stub that counts the abort for the thread (and appends an
+//     abort marker to the IR trace) and falls into the abort label's block; plain
+//     jumps to the label skip the stub.
+// Code is written RW, then mapped RX (W^X).
+//
+// Differences from the simulator that are documented rather than modelled
+// (none occurs in the built-in scenarios): a kernel call inside a critical
+// section that aborts on its own return leaves r0 unwritten; `rseq_addr` gives
+// the real area's address; memory outside the data symbols may be mapped; x86
+// is TSO, so store-buffering outcomes the SC simulator cannot produce can occur
+// between CPUs (the built-ins use rseq, locked instructions or migrations, all
+// ordering).
+#ifndef RSEQMC_KERNEL_HARNESS_JIT_H_
+#define RSEQMC_KERNEL_HARNESS_JIT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace rseqmc::harness {
+
+inline constexpr int kMaxObservations = 64;  // per thread; more are counted, not stored
+inline constexpr uint32_t kTraceAbortMarker = 0x80000000u;  // IR trace entry: abort landed (| descriptor)
+inline constexpr uint32_t kTraceSignalMarker = 0x40000000u; // IR trace entry: handler entered (| signo)
+inline constexpr uint32_t kTraceSigreturnMarker = 0x20000000u;
+
+// Per-thread results, in memory shared between tracee and tracer.
+struct ThreadRecord {
+  int64_t ret = 0;             // r0 when the entry function returned
+  uint32_t exited = 0;         // 1 once the entry function returned
+  int32_t final_cpu = -1;      // sched_getcpu() at exit
+  uint64_t aborts = 0;         // rseq aborts landed (abort stubs executed)
+  int32_t tid = 0;             // kernel thread id (for tgkill and the tracer)
+  uint32_t assert_failed = 0;  // 1: an assert failed at assert_pc
+  uint32_t assert_pc = 0;
+  uint32_t num_observed = 0;   // observations made (may exceed kMaxObservations)
+  struct Obs {
+    uint32_t id;
+    uint32_t pad;
+    int64_t value;
+  } observed[kMaxObservations];
+  uint64_t trace_pos = 0;      // address of the next IR trace slot (u32 each)
+  uint64_t trace_end = 0;      // one past the last slot
+  uint64_t trace_begin = 0;
+};
+
+// The IR register file of one context (main or signal handler); rbx points here.
+struct JitContext {
+  int64_t r[16] = {};
+  ThreadRecord* rec = nullptr;
+  uint64_t call_depth = 0;     // IR call depth (the simulator kills at kMaxCallDepth)
+};
+
+struct JitOptions {
+  bool traps = true;     // emit the step countdown + int3 (tracer-driven runs)
+  bool ir_trace = true;  // record executed IR instructions (deterministic mode)
+  // Deliberately wrong variants, to prove the cross-check can fail (tests only):
+  // none here; model variants live in the simulator (RunOptions).
+};
+
+// Where the JIT'd process keeps results: one ThreadRecord per scenario thread,
+// the tid table, and each thread's IR trace buffer.
+struct SharedArea {
+  int32_t tgid = 0;
+  int32_t ipi_request = 0;     // helper thread: 1 = run membarrier(RSEQ) on ipi_cpu
+  int32_t ipi_cpu = -1;
+  int32_t ipi_done = 0;
+  int32_t ipi_result = 0;
+  int32_t ready = 0;
+  ThreadRecord* threads = nullptr;  // num_threads records (inside this area)
+};
+
+// A compiled program. Owns the code, descriptor and data mappings; at most one
+// exists per process (the data symbols are mapped at their fixed simulator
+// addresses). Throws HarnessError when the mappings cannot be made.
+class JitProgram {
+ public:
+  // `trace_slots`: IR trace capacity per thread (u32 entries).
+  JitProgram(const Scenario& s, JitOptions opts, uint32_t trace_slots = 1u << 16);
+  ~JitProgram();
+  JitProgram(const JitProgram&) = delete;
+  JitProgram& operator=(const JitProgram&) = delete;
+
+  const Scenario& scenario() const { return s_; }
+  const JitOptions& options() const { return opts_; }
+
+  // Resets data memory to the scenario's initial values and clears the
+  // shared records (trace buffers included).
+  void ResetState();
+
+  // Runs IR function `func` on the calling thread with context `ctx` (whose
+  // rec must be set) and step countdown `countdown` (steps until the trap + 1;
+  // use a huge value when no trap is wanted). Returns the countdown left.
+  int64_t Call(uint32_t func, JitContext* ctx, int64_t countdown) const;
+
+  // Address of IR instruction i's first x86 instruction (L_i); i == code size
+  // gives the end of the code.
+  uint64_t InstrAddress(uint32_t i) const { return instr_addr_[i]; }
+  // IR instruction whose block [B_i, B_{i+1}) contains `addr`; -1 if none.
+  int IndexOf(uint64_t addr) const;
+  uint64_t abort_ip(uint32_t d) const;     // descriptor d's abort_ip (its stub)
+  uint64_t descriptor_address(uint32_t d) const;
+  // The tracer's "pause without preempting" stub: rip := stub with rax = the
+  // value to re-arm rseq->rseq_cs with and rcx = the address to continue at.
+  uint64_t rearm_stub() const { return rearm_stub_; }
+  // int3 addresses: a thread finished (its wrapper calls this) / an assert failed.
+  uint64_t done_trap() const { return done_trap_; }
+  uint64_t assert_trap() const { return assert_trap_; }
+  void DoneTrap() const;  // executes the done trap (int3) on the calling thread
+
+  // Shared results (MAP_SHARED: visible in the parent after the child wrote them).
+  SharedArea* shared() const { return shared_; }
+  ThreadRecord* record(int t) const { return shared_->threads + t; }
+  // Final data memory, as the simulator lays it out (byte i at kDataBase + i).
+  std::vector<uint8_t> ReadMemory() const;
+  // The IR trace recorded by thread t.
+  std::vector<uint32_t> IrTrace(int t) const;
+
+  // The offset of struct rseq from the thread pointer (glibc's __rseq_offset,
+  // or ours), and the registered length.
+  static int64_t RseqOffset();
+  static uint32_t RseqLength();
+  // Makes sure the calling thread has an rseq registration (glibc's or ours);
+  // returns false with *why when rseq is unavailable.
+  static bool EnsureRseqRegistered(std::string* why);
+
+  size_t code_bytes() const { return code_bytes_; }
+  // Human-readable listing: IR instruction, its x86 range (for reports).
+  std::string Listing() const;
+
+ private:
+  void Compile();
+
+  const Scenario& s_;
+  JitOptions opts_;
+  uint32_t trace_slots_;
+  std::vector<uint64_t> block_addr_;  // B_i, size code+1
+  std::vector<uint64_t> instr_addr_;  // L_i, size code+1
+  std::vector<uint64_t> abort_stub_;  // per descriptor
+  uint64_t rearm_stub_ = 0, done_trap_ = 0, assert_trap_ = 0, trampoline_ = 0;
+  uint64_t func_addr_base_ = 0;
+  std::vector<uint64_t> func_addr_;
+  void* code_ = nullptr;
+  size_t code_bytes_ = 0, code_map_bytes_ = 0;
+  void* desc_ = nullptr;
+  size_t desc_bytes_ = 0;
+  void* data_ = nullptr;
+  size_t data_bytes_ = 0, data_used_ = 0;
+  std::vector<uint8_t> data_init_;
+  SharedArea* shared_ = nullptr;
+  size_t shared_bytes_ = 0;
+};
+
+// The error type of the harness (mapping failures, ptrace failures...).
+class HarnessError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace rseqmc::harness
+
+#endif  // RSEQMC_KERNEL_HARNESS_JIT_H_

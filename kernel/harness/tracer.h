@@ -1,0 +1,122 @@
+// Forcing a simulator schedule on the real kernel with ptrace (DESIGN.md §7,
+// reference/inject-prototype.md).
+//
+// A tracee process (fork of the caller) runs every scenario thread as a real
+// thread pinned to the CPU the simulator gives it, executing the JIT'd IR
+// (kernel/harness/jit.h). The tracer replays a `Plan` derived from one
+// simulated execution:
+//
+//   * exactly one tracee thread runs at a time; the others are in ptrace stops
+//     at IR boundaries, so the interleaving of the simulated execution is
+//     reproduced instruction for instruction;
+//   * a thread stops at its n-th next IR instruction through the JIT's step
+//     countdown (r14) and inline int3; the tracer then rewinds rip to the first
+//     x86 instruction of that IR instruction (L_i), so the kernel's membership
+//     test (kernel/rseq.c in_rseq_cs()) sees exactly "stopped at the boundary";
+//   * injected events, while the thread is stopped: preempt = nothing more (the
+//     stop is itself a preemption, inject-prototype.md §3), migrate =
+//     sched_setaffinity(tid, {cpu}), signal = tgkill then PTRACE_CONT with the
+//     signal at its signal-delivery-stop, IPI = membarrier(PRIVATE_EXPEDITED_RSEQ,
+//     FLAG_CPU) issued by an untraced helper thread of the tracee;
+//   * a thread that only pauses (another CPU runs next in the simulation; no
+//     event hit it) must not see the stop as a preemption: it is resumed through
+//     the JIT's re-arm stub (rip outside any section, so rseq_ip_fixup() only
+//     clears rseq_cs lazily; the stub stores the saved rseq_cs back and jumps to
+//     L_i). Its rseq_event_mask keeps the PREEMPT bit, which only matters if a
+//     notify-resume without any event hits a later section (none does here).
+//
+// Every tracee has PR_SET_PDEATHSIG(SIGKILL) and PTRACE_O_EXITKILL, is killed
+// and reaped at the end of each run, on timeout, and when KillCurrentTracee()
+// is called (the CLI's SIGINT handler); no stopped or orphan process is left.
+#ifndef RSEQMC_KERNEL_HARNESS_TRACER_H_
+#define RSEQMC_KERNEL_HARNESS_TRACER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/harness/jit.h"
+#include "sim/simulator.h"
+
+namespace rseqmc::harness {
+
+// One step of a plan.
+struct PlanAction {
+  enum class Kind : uint8_t {
+    kRun,      // thread runs `steps` IR instructions, then must stop before `next_pc` (or exit)
+    kPreempt,  // injected preemption of the (stopped) thread
+    kMigrate,  // injected migration to CPU `arg`
+    kSignal,   // injected signal `arg`
+    kIpi,      // injected membarrier-RSEQ IPI of CPU `arg`
+    kTouched,  // a program action (tgkill, membarrier, yield) hit the thread: resume it plainly
+  };
+  Kind kind = Kind::kRun;
+  int thread = 0;
+  uint32_t steps = 0;
+  int arg = -1;
+  int64_t next_pc = -1;  // kRun: pc of the thread's next instruction; -1 = it exits; -2 = the run ends
+};
+
+// The per-thread and whole-run expectations of one simulated execution.
+struct Plan {
+  std::vector<PlanAction> actions;
+  std::vector<std::vector<uint32_t>> pcs;  // per thread: executed IR instructions, in order
+  std::vector<uint32_t> start_cpu;         // per thread
+  uint32_t events = 0;                     // injected events
+};
+
+// A Scheduler wrapper that remembers at which trace position each injected
+// event was recorded (so the plan can tell injected events from program ones).
+class RecordingScheduler;
+
+// Runs `sched` on the simulator with trace recording and returns the
+// execution and its plan. Throws InputError for an invalid schedule.
+ExecutionResult SimulateForPlan(Simulator& sim, Scheduler& sched, Plan* plan);
+
+// Builds the plan of an execution whose trace was recorded; `injected` lists the
+// trace indices of injected events.
+Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected);
+
+struct RealThread {
+  bool exited = false;
+  int64_t ret = 0;
+  uint64_t aborts = 0;
+  int final_cpu = -1;
+  std::vector<std::pair<uint32_t, int64_t>> observed;
+  std::vector<uint32_t> pcs;  // executed IR instructions
+};
+
+struct RealResult {
+  bool completed = false;      // the plan ran to its end under control
+  std::string harness_error;   // why not (timeout, ptrace failure, interrupted)
+  std::string divergence;      // where the real run left the plan ("" = it followed it)
+  Verdict verdict = Verdict::kPass;
+  std::string message;
+  std::vector<uint8_t> memory;  // data symbols
+  std::vector<RealThread> threads;
+  uint32_t stops = 0;           // ptrace stops taken
+  std::vector<std::string> log; // what the tracer did, one line per action
+};
+
+struct TracerOptions {
+  double timeout_s = 10;  // per run
+};
+
+// Checks that this process can run the harness: x86-64, rseq registered or
+// registrable, ptrace allowed, enough CPUs for `num_cpus`. Returns "" or why not.
+std::string HarnessUnavailableReason(uint32_t num_cpus);
+
+// Forces `plan` on the real kernel (fresh tracee process). Never throws for
+// what happens in the tracee; HarnessError for setup failures of this process.
+RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt = {});
+
+// Kills the tracee of the run in progress (async-signal-safe), for SIGINT.
+void KillCurrentTracee();
+
+// Builds the simulator-shaped result of a real run (for property evaluation
+// and outcome comparison).
+ExecutionResult AsExecutionResult(const Scenario& s, const RealResult& r);
+
+}  // namespace rseqmc::harness
+
+#endif  // RSEQMC_KERNEL_HARNESS_TRACER_H_
