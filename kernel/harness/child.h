@@ -1,0 +1,114 @@
+// Internal to kernel/harness: what the forked child processes that run JIT'd
+// scenarios (the tracer's tracee, the stress runner's child) share: their
+// deadline, their signal dispositions, the collection of their results. Not
+// part of the harness API.
+#ifndef RSEQMC_KERNEL_HARNESS_CHILD_H_
+#define RSEQMC_KERNEL_HARNESS_CHILD_H_
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "kernel/harness/jit.h"
+#include "kernel/harness/tracer.h"
+#include "sim/scenario.h"
+
+namespace rseqmc::harness::internal {
+
+// Sends SIGKILL to process `pid` once `seconds` (wall clock) have passed,
+// unless destroyed first. Reaping the child stays the owner's job. Throws
+// std::system_error if its thread cannot be started.
+class Watchdog {
+ public:
+  Watchdog(pid_t pid, double seconds) : pid_(pid) {
+    th_ = std::thread([this, seconds] {
+      std::unique_lock lk(mu_);
+      if (!cv_.wait_for(lk, std::chrono::duration<double>(seconds), [this] { return done_; })) {
+        fired_ = true;
+        kill(pid_, SIGKILL);
+      }
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    th_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // True once the deadline passed and the SIGKILL was sent.
+  bool fired() const { return fired_; }
+
+ private:
+  pid_t pid_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::atomic<bool> fired_{false};
+  std::thread th_;
+};
+
+// Installs the scenario's signal dispositions in the calling process: a
+// signal with an IR handler gets `handler` (SA_SIGINFO, SA_NODEFER when the
+// scenario says so; the handler runs the IR function), one without is
+// ignored (SIG_IGN). Errors of sigaction() (an invalid number) are ignored:
+// the scenario was validated.
+inline void InstallScenarioSignals(const Scenario& s, void (*handler)(int, siginfo_t*, void*)) {
+  for (const SignalSpec& spec : s.signals) {
+    struct sigaction sa {};
+    if (spec.handler >= 0) {
+      sa.sa_sigaction = handler;
+      sa.sa_flags = SA_SIGINFO | (spec.nodefer ? SA_NODEFER : 0);
+    } else {
+      sa.sa_handler = SIG_IGN;
+    }
+    sigemptyset(&sa.sa_mask);
+    sigaction(spec.signo, &sa, nullptr);
+  }
+}
+
+// Copies what the child left in `jit`'s shared records into `res`: final
+// memory, each thread's outcome (observations beyond kMaxObservations are
+// dropped; pcs = its IR trace, empty without JitOptions::ir_trace) and, when a
+// thread's assert failed, verdict kAssertFailed with "assert failed in
+// <thread> at <instruction>: <text>" (the last such thread's).
+inline void CollectRecords(const JitProgram& jit, RealResult& res) {
+  const Scenario& s = jit.scenario();
+  const int n = static_cast<int>(s.threads.size());
+  res.memory = jit.ReadMemory();
+  res.threads.resize(n);
+  for (int t = 0; t < n; ++t) {
+    const ThreadRecord* rec = jit.record(t);
+    RealThread& rt = res.threads[t];
+    rt.exited = rec->exited != 0;
+    rt.ret = rec->ret;
+    rt.aborts = rec->aborts;
+    rt.final_cpu = rec->final_cpu;
+    for (uint32_t k = 0; k < std::min<uint32_t>(rec->num_observed, kMaxObservations); ++k) {
+      rt.observed.emplace_back(rec->observed[k].id, rec->observed[k].value);
+    }
+    rt.pcs = jit.IrTrace(t);
+    if (rec->assert_failed) {
+      res.verdict = Verdict::kAssertFailed;
+      const uint32_t pc = rec->assert_pc;
+      const Instr& in = s.program.code[pc];
+      res.message = "assert failed in " + s.threads[t].name + " at " + s.program.DescribeIndex(pc) +
+                    (in.target < s.program.strings.size() ? ": " + s.program.strings[in.target] : "");
+    }
+  }
+}
+
+}  // namespace rseqmc::harness::internal
+
+#endif  // RSEQMC_KERNEL_HARNESS_CHILD_H_
