@@ -423,7 +423,7 @@ void Machine::ApplyEvent(const Decision& d) {
     case DecisionKind::kMigrate: {
       // Rule 11: migration = switch out, set_task_cpu (MIGRATE event), switch in
       // on the destination (now, if it is idle; else at the tail of its queue).
-      th.event_mask |= kEventPreempt | kEventMigrate;
+      if (opt_.fault != RunOptions::ModelFault::kNoAbortOnMigrate) th.event_mask |= kEventPreempt | kEventMigrate;
       th.notify_resume = true;
       cid_used_ &= ~(1ull << th.mm_cid);
       if (record_) Record(TraceKind::kMigrate, cpu, t, th.cur().pc, d.arg);

@@ -41,6 +41,13 @@ struct RunOptions {
   bool record_trace = false;
   uint64_t max_steps = 100000;  // instructions per execution before kStepLimit
   KernelVersion kernel;         // default: 6.0-6.18 legacy
+  // A deliberately wrong kernel model, to prove that the real-kernel
+  // cross-check (kernel/harness) catches a model bug. Never for real checks.
+  enum class ModelFault : uint8_t {
+    kNone,
+    kNoAbortOnMigrate,  // an injected migration sets no rseq event (the kernel's rseq_migrate() does)
+  };
+  ModelFault fault = ModelFault::kNone;
   // Log memory accesses and section control flow (sim/access_log.h) into
   // ExecutionResult::accesses, for the commit-serialisability oracle.
   bool record_accesses = false;

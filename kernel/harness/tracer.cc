@@ -17,13 +17,16 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "kernel/harness/child.h"
 #include "sim/diag.h"
 
 namespace rseqmc::harness {
@@ -131,6 +134,15 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
         plan.actions.push_back(a);
         break;
       }
+      case TraceKind::kKill:
+        // The kernel kills the process when this thread next returns to user
+        // space (rseq validation, a fault): resume it and expect the death.
+        if (e.thread >= 0) {
+          flush();
+          run_end.resize(plan.actions.size() + 1, 0);
+          plan.actions.push_back(PlanAction{PlanAction::Kind::kRun, e.thread, 0, -1, kExpectDeath});
+        }
+        break;
       default:
         break;
     }
@@ -141,7 +153,7 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
   // instruction of a handler whose frame the kernel pushed on its own), or -1 when it exits after the run, -2 when the run ends.
   for (size_t ai = 0; ai < plan.actions.size(); ++ai) {
     PlanAction& a = plan.actions[ai];
-    if (a.kind != PlanAction::Kind::kRun) continue;
+    if (a.kind != PlanAction::Kind::kRun || a.next_pc == kExpectDeath) continue;
     a.next_pc = a.thread < static_cast<int>(r.threads.size()) && r.threads[a.thread].exited ? -1 : -2;
     for (size_t i = run_end[ai] + 1; i < r.trace.size(); ++i) {
       const TraceEntry& e = r.trace[i];
@@ -240,17 +252,7 @@ void* Worker(void* arg) {
   sh->tgid = getpid();
   syscall(SYS_membarrier, kMembarrierCmdRegisterPrivateExpeditedRseq, 0, 0);
   const Scenario& s = g_jit->scenario();
-  for (const SignalSpec& spec : s.signals) {
-    struct sigaction sa {};
-    if (spec.handler >= 0) {
-      sa.sa_sigaction = OnSignal;
-      sa.sa_flags = SA_SIGINFO | (spec.nodefer ? SA_NODEFER : 0);
-    } else {
-      sa.sa_handler = SIG_IGN;
-    }
-    sigemptyset(&sa.sa_mask);
-    sigaction(spec.signo, &sa, nullptr);
-  }
+  internal::InstallScenarioSignals(s, OnSignal);
   pthread_t helper;
   pthread_create(&helper, nullptr, IpiHelper, nullptr);
   if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(112);
@@ -261,37 +263,6 @@ void* Worker(void* arg) {
   }
   for (;;) pause();
 }
-
-// Kills `pid` when the deadline passes unless cancelled.
-class Watchdog {
- public:
-  Watchdog(pid_t pid, double seconds) : pid_(pid) {
-    th_ = std::thread([this, seconds] {
-      std::unique_lock lk(mu_);
-      if (!cv_.wait_for(lk, std::chrono::duration<double>(seconds), [this] { return done_; })) {
-        fired_ = true;
-        kill(pid_, SIGKILL);
-      }
-    });
-  }
-  ~Watchdog() {
-    {
-      std::lock_guard lk(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    th_.join();
-  }
-  bool fired() const { return fired_; }
-
- private:
-  pid_t pid_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::atomic<bool> fired_{false};
-  std::thread th_;
-};
 
 std::string Hex(uint64_t v) {
   std::ostringstream o;
@@ -328,50 +299,70 @@ std::string HarnessUnavailableReason(uint32_t num_cpus) {
   return "";
 }
 
-RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) {
-  RealResult res;
-  const Scenario& s = jit.scenario();
-  const int nthreads = static_cast<int>(s.threads.size());
-  for (const ThreadSpec& ts : s.threads) {
-    if (ts.entry < 0) throw HarnessError("thread " + ts.name + " has a C++ body; only IR threads run on the kernel");
-  }
-  jit.ResetState();
-  g_jit = &jit;
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw HarnessError(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) ChildMain(parent);
-  g_tracee = pid;
-  Watchdog wd(pid, opt.timeout_s);
-  SharedArea* sh = jit.shared();
+void SetCurrentTracee(int pid) { g_tracee = pid; }
 
-  std::vector<pid_t> tids(nthreads, 0);
-  std::vector<int64_t> at_pc(nthreads, -1);
-  std::vector<bool> plain(nthreads, false), done(nthreads, false);
+namespace {
+
+// One tracee process: fork, setup until every worker stopped before its first
+// instruction, the ptrace primitives, results, and teardown.
+class Session {
+ public:
+  Session(JitProgram& jit, const TracerOptions& opt, RealResult& res)
+      : jit_(jit), s_(jit.scenario()), res_(res), n_(static_cast<int>(s_.threads.size())) {
+    for (const ThreadSpec& ts : s_.threads) {
+      if (ts.entry < 0) throw HarnessError("thread " + ts.name + " has a C++ body; only IR threads run on the kernel");
+    }
+    jit.ResetState();
+    g_jit = &jit;
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ < 0) throw HarnessError(std::string("fork failed: ") + std::strerror(errno));
+    if (pid_ == 0) ChildMain(parent);
+    g_tracee = pid_;
+    wd_ = std::make_unique<internal::Watchdog>(pid_, opt.timeout_s);
+    timeout_s_ = opt.timeout_s;
+    tids.assign(n_, 0);
+    at_pc.assign(n_, -1);
+    plain.assign(n_, false);
+    done.assign(n_, false);
+  }
+  ~Session() { Teardown(); }
+
+  JitProgram& jit_;
+  const Scenario& s_;
+  RealResult& res_;
+  const int n_;
+  pid_t pid_ = 0;
+  std::unique_ptr<internal::Watchdog> wd_;
+  double timeout_s_ = 0;
+  std::vector<pid_t> tids;
+  std::vector<int64_t> at_pc;
+  std::vector<bool> plain, done;
   bool dead = false;
   int term_signal = 0;
   bool assert_failed = false;
-  auto log = [&](std::string line) { res.log.push_back(std::move(line)); };
-  auto fail = [&](std::string why) {
-    if (res.harness_error.empty()) res.harness_error = std::move(why);
-  };
-  auto thread_of = [&](pid_t tid) -> int {
-    for (int t = 0; t < nthreads; ++t) {
+
+  void Log(std::string line) { res_.log.push_back(std::move(line)); }
+  void Fail(std::string why) {
+    if (res_.harness_error.empty()) res_.harness_error = std::move(why);
+  }
+  int ThreadOf(pid_t tid) {
+    for (int t = 0; t < n_; ++t) {
       if (tids[t] == tid) return t;
     }
-    for (int t = 0; t < nthreads; ++t) {
-      if (jit.record(t)->tid == tid) {
+    for (int t = 0; t < n_; ++t) {
+      if (jit_.record(t)->tid == tid) {
         tids[t] = tid;
         return t;
       }
     }
     return -1;
-  };
-  auto note_death = [&](int st) {
+  }
+  void NoteDeath(int st) {
     dead = true;
     if (WIFSIGNALED(st)) term_signal = WTERMSIG(st);
-  };
-  auto wait_any = [&](pid_t* tid, int* st) -> bool {
+  }
+  static bool WaitAny(pid_t* tid, int* st) {
     for (;;) {
       pid_t r = waitpid(-1, st, __WALL);
       if (r > 0) {
@@ -381,119 +372,127 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
       if (errno == EINTR) continue;
       return false;
     }
-  };
-  auto regs_of = [&](pid_t tid, user_regs_struct* regs) {
-    return ptrace(PTRACE_GETREGS, tid, nullptr, regs) == 0;
-  };
-  auto rseq_cs_of = [&](pid_t tid, const user_regs_struct& regs, uint64_t* v) {
-    errno = 0;
-    long w = ptrace(PTRACE_PEEKDATA, tid,
-                    reinterpret_cast<void*>(regs.fs_base + JitProgram::RseqOffset() + kRseqOffRseqCs), nullptr);
-    if (errno != 0) return false;
-    *v = static_cast<uint64_t>(w);
-    return true;
-  };
+  }
+  static bool Regs(pid_t tid, user_regs_struct* regs) { return ptrace(PTRACE_GETREGS, tid, nullptr, regs) == 0; }
+  static uint64_t RseqCsAddr(const user_regs_struct& regs) {
+    return regs.fs_base + JitProgram::RseqOffset() + kRseqOffRseqCs;
+  }
   // Resume through the re-arm stub: no rseq abort for this stop.
-  auto resume_quiet = [&](pid_t tid, user_regs_struct& regs, uint64_t continue_at) {
-    uint64_t cs = 0;
-    if (!rseq_cs_of(tid, regs, &cs)) return false;
+  bool ResumeQuiet(pid_t tid, user_regs_struct& regs, uint64_t continue_at) {
+    errno = 0;
+    long w = ptrace(PTRACE_PEEKDATA, tid, reinterpret_cast<void*>(RseqCsAddr(regs)), nullptr);
+    if (errno != 0) return false;
+    const uint64_t cs = static_cast<uint64_t>(w);
     // rseq_cs := 0 while stopped: rseq_get_rseq_cs() validates a non-zero
     // rseq_cs (signature, abort_ip outside the section) on every
     // notify-resume, even with ip outside the section; the stub re-arms it.
-    if (cs != 0 && ptrace(PTRACE_POKEDATA, tid,
-                          reinterpret_cast<void*>(regs.fs_base + JitProgram::RseqOffset() + kRseqOffRseqCs),
-                          nullptr) != 0) {
+    if (cs != 0 && ptrace(PTRACE_POKEDATA, tid, reinterpret_cast<void*>(RseqCsAddr(regs)), nullptr) != 0) {
       return false;
     }
     regs.rax = cs;
     regs.rcx = continue_at;
-    regs.rip = jit.rearm_stub();
+    regs.rip = jit_.rearm_stub();
     return ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0 && ptrace(PTRACE_CONT, tid, nullptr, nullptr) == 0;
-  };
-
-  // --- setup: wait for the tracee's SIGSTOP, then for every worker's first trap ---
-  int st = 0;
-  pid_t w = waitpid(pid, &st, __WALL);
-  if (w != pid || !WIFSTOPPED(st)) {
-    fail(WIFEXITED(st) && WEXITSTATUS(st) == 112 ? "PTRACE_TRACEME failed in the tracee (ptrace not permitted)"
-                                                  : "the tracee did not stop after fork");
-    dead = true;
-  } else {
-    ptrace(PTRACE_SETOPTIONS, pid, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL));
-    ptrace(PTRACE_CONT, pid, nullptr, nullptr);
   }
-  int ready = 0;
-  while (!dead && ready < nthreads) {
-    pid_t tid;
-    if (!wait_any(&tid, &st)) {
-      fail("waitpid failed during setup");
+  // Resumes thread t at its boundary with `steps` instructions to run before
+  // the next trap (huge = none): plainly (the stop counts as the preemption it
+  // is) or quietly.
+  bool Resume(int t, uint64_t steps, bool plainly) {
+    user_regs_struct regs;
+    if (!Regs(tids[t], &regs)) return false;
+    const uint64_t at = jit_.InstrAddress(static_cast<uint32_t>(at_pc[t]));
+    regs.r14 = steps + 1;
+    if (plainly) {
+      regs.rip = at;
+      return ptrace(PTRACE_SETREGS, tids[t], nullptr, &regs) == 0 &&
+             ptrace(PTRACE_CONT, tids[t], nullptr, nullptr) == 0;
+    }
+    return ResumeQuiet(tids[t], regs, at);
+  }
+
+  // Waits for the tracee's SIGSTOP, then for every worker's first trap.
+  void Setup() {
+    int st = 0;
+    pid_t w = waitpid(pid_, &st, __WALL);
+    if (w != pid_ || !WIFSTOPPED(st)) {
+      Fail(WIFEXITED(st) && WEXITSTATUS(st) == 112 ? "PTRACE_TRACEME failed in the tracee (ptrace not permitted)"
+                                                    : "the tracee did not stop after fork");
       dead = true;
-      break;
+      return;
     }
-    if (WIFEXITED(st) || WIFSIGNALED(st)) {
-      if (tid == pid) note_death(st);
-      fail("the tracee died during setup");
-      dead = true;
-      break;
-    }
-    if (!WIFSTOPPED(st)) continue;
-    const int sig = WSTOPSIG(st);
-    const int event = st >> 16;
-    if (event != 0 || sig == SIGSTOP) {
-      ptrace(PTRACE_CONT, tid, nullptr, nullptr);
-      continue;
-    }
-    if (sig == SIGTRAP) {
-      const int t = thread_of(tid);
-      user_regs_struct regs;
-      if (t < 0 || !regs_of(tid, &regs)) {
-        fail("trap from an unknown thread during setup");
+    ptrace(PTRACE_SETOPTIONS, pid_, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL));
+    ptrace(PTRACE_CONT, pid_, nullptr, nullptr);
+    int ready = 0;
+    while (!dead && ready < n_) {
+      pid_t tid;
+      if (!WaitAny(&tid, &st)) {
+        Fail("waitpid failed during setup");
         dead = true;
         break;
       }
-      at_pc[t] = jit.IndexOf(regs.rip - 1);
-      ++ready;
-      ++res.stops;
-      continue;
+      if (WIFEXITED(st) || WIFSIGNALED(st)) {
+        if (tid == pid_) NoteDeath(st);
+        Fail("the tracee died during setup");
+        dead = true;
+        break;
+      }
+      if (!WIFSTOPPED(st)) continue;
+      const int sig = WSTOPSIG(st);
+      if ((st >> 16) != 0 || sig == SIGSTOP) {
+        ptrace(PTRACE_CONT, tid, nullptr, nullptr);
+        continue;
+      }
+      if (sig == SIGTRAP) {
+        const int t = ThreadOf(tid);
+        user_regs_struct regs;
+        if (t < 0 || !Regs(tid, &regs)) {
+          Fail("trap from an unknown thread during setup");
+          dead = true;
+          break;
+        }
+        at_pc[t] = jit_.IndexOf(regs.rip - 1);
+        ++ready;
+        ++res_.stops;
+        continue;
+      }
+      ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
     }
-    ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+    if (!dead) Log("setup: " + std::to_string(n_) + " threads stopped before their first instruction");
   }
-  if (!dead) log("setup: " + std::to_string(nthreads) + " threads stopped before their first instruction");
 
-  // --- the plan ---
-  for (size_t ai = 0; ai < plan.actions.size() && !dead && !assert_failed && res.divergence.empty(); ++ai) {
-    const PlanAction& a = plan.actions[ai];
-    const int t = a.thread;
-    const pid_t tid = tids[t];
-    const std::string who = s.threads[t].name;
-    switch (a.kind) {
+  // Applies an injected event to stopped thread t.
+  void ApplyEvent(int t, PlanAction::Kind kind, int arg) {
+    const std::string who = s_.threads[t].name;
+    const std::string where = at_pc[t] >= 0 ? s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) : "?";
+    switch (kind) {
       case PlanAction::Kind::kPreempt:
         plain[t] = true;
-        log("preempt " + who + " (stopped at " + s.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) + ")");
+        Log("preempt " + who + " (stopped at " + where + ")");
         break;
       case PlanAction::Kind::kMigrate: {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(a.arg, &set);
-        if (sched_setaffinity(tid, sizeof(set), &set) != 0) fail("sched_setaffinity of the tracee failed");
+        CPU_SET(arg, &set);
+        if (sched_setaffinity(tids[t], sizeof(set), &set) != 0) Fail("sched_setaffinity of the tracee failed");
         plain[t] = true;
-        log("migrate " + who + " to cpu" + std::to_string(a.arg) + " (sched_setaffinity while stopped)");
+        Log("migrate " + who + " to cpu" + std::to_string(arg) + " (sched_setaffinity while stopped at " + where + ")");
         break;
       }
       case PlanAction::Kind::kSignal: {
-        const SignalSpec* spec = s.FindSignal(a.arg);
+        const SignalSpec* spec = s_.FindSignal(arg);
         if (spec && spec->handler < 0) {
-          log("signal " + SignalName(a.arg) + " to " + who + ": ignored (SIG_IGN), not sent");
+          Log("signal " + SignalName(arg) + " to " + who + ": ignored (SIG_IGN), not sent");
           break;
         }
-        if (syscall(SYS_tgkill, pid, tid, a.arg) != 0) fail("tgkill of the tracee failed");
+        if (syscall(SYS_tgkill, pid_, tids[t], arg) != 0) Fail("tgkill of the tracee failed");
         plain[t] = true;
-        log("signal " + SignalName(a.arg) + " to " + who + " (tgkill while stopped)");
+        Log("signal " + SignalName(arg) + " to " + who + " (tgkill while stopped at " + where + ")");
         break;
       }
       case PlanAction::Kind::kIpi: {
+        SharedArea* sh = jit_.shared();
         __atomic_store_n(&sh->ipi_done, 0, __ATOMIC_RELEASE);
-        sh->ipi_cpu = a.arg;
+        sh->ipi_cpu = arg;
         __atomic_store_n(&sh->ipi_request, 1, __ATOMIC_RELEASE);
         Futex(&sh->ipi_request, FUTEX_WAKE, 1);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -501,170 +500,279 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
           timespec ts{0, 10 * 1000 * 1000};
           Futex(&sh->ipi_done, FUTEX_WAIT, 0, &ts);
         }
-        if (__atomic_load_n(&sh->ipi_done, __ATOMIC_ACQUIRE) == 0) fail("the IPI helper did not answer");
+        if (__atomic_load_n(&sh->ipi_done, __ATOMIC_ACQUIRE) == 0) Fail("the IPI helper did not answer");
         plain[t] = true;
-        log("membarrier(RSEQ) IPI of cpu" + std::to_string(a.arg) + " hitting " + who + " (returned " +
-            std::to_string(sh->ipi_result) + ")");
+        Log("membarrier(RSEQ) IPI of cpu" + std::to_string(arg) + " hitting " + who + " (stopped at " + where +
+            "; returned " + std::to_string(sh->ipi_result) + ")");
         break;
       }
       case PlanAction::Kind::kTouched:
         plain[t] = true;
         break;
-      case PlanAction::Kind::kRun: {
-        if (done[t]) {
-          res.divergence = who + " was to run " + std::to_string(a.steps) + " more instructions but had returned";
-          break;
-        }
-        user_regs_struct regs;
-        if (!regs_of(tid, &regs)) {
-          fail("PTRACE_GETREGS failed");
+      case PlanAction::Kind::kRun:
+        break;
+    }
+  }
+
+  // What one wait produced, after handling the stops that need no decision.
+  enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError };
+  // Waits for the next stop that needs a decision. `*t` = the thread.
+  Got Next(int* t) {
+    for (;;) {
+      pid_t wt;
+      int st;
+      if (!WaitAny(&wt, &st)) {
+        Fail("waitpid failed");
+        dead = true;
+        return Got::kError;
+      }
+      if (WIFEXITED(st) || WIFSIGNALED(st)) {
+        NoteDeath(st);
+        return Got::kDeath;
+      }
+      if (!WIFSTOPPED(st)) continue;
+      const int sig = WSTOPSIG(st);
+      if ((st >> 16) != 0 || sig == SIGSTOP) {
+        ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+        continue;
+      }
+      *t = ThreadOf(wt);
+      if (*t < 0) {
+        // The tracee's main thread: pass its signals on.
+        ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig == SIGTRAP ? 0 : sig)));
+        continue;
+      }
+      if (sig == SIGTRAP) {
+        user_regs_struct r2;
+        if (!Regs(wt, &r2)) {
+          Fail("PTRACE_GETREGS failed");
           dead = true;
-          break;
+          return Got::kError;
         }
-        const uint64_t at = jit.InstrAddress(static_cast<uint32_t>(at_pc[t]));
-        regs.r14 = a.steps + 1;
-        bool ok;
-        if (plain[t]) {
-          regs.rip = at;
-          ok = ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0 && ptrace(PTRACE_CONT, tid, nullptr, nullptr) == 0;
-        } else {
-          ok = resume_quiet(tid, regs, at);
+        ++res_.stops;
+        const uint64_t trap = r2.rip - 1;
+        if (trap == jit_.done_trap()) {
+          done[*t] = true;
+          return Got::kDone;
         }
-        if (!ok) {
-          fail("resuming " + who + " failed: " + std::strerror(errno));
+        if (trap == jit_.assert_trap()) {
+          assert_failed = true;
+          return Got::kAssert;
+        }
+        const int idx = jit_.IndexOf(trap);
+        if (idx < 0 || jit_.InstrAddress(static_cast<uint32_t>(idx)) + 5 != trap) {
+          res_.divergence = s_.threads[*t].name + " trapped at " + Hex(trap) + ", not at an IR boundary";
+          return Got::kOther;
+        }
+        at_pc[*t] = idx;
+        return Got::kTrap;
+      }
+      // A signal-delivery-stop: deliver (handler or default action), or
+      // drop an ignored one without letting the stop count as a preemption.
+      const SignalSpec* spec = s_.FindSignal(sig);
+      if (spec && spec->handler < 0) {
+        user_regs_struct r2;
+        if (!Regs(wt, &r2) || !ResumeQuiet(wt, r2, r2.rip)) {
+          Fail("suppressing an ignored signal failed");
           dead = true;
-          break;
+          return Got::kError;
         }
-        plain[t] = false;
-        // Wait until this thread stops at its next boundary, returns, or dies.
-        for (;;) {
-          pid_t wt;
-          if (!wait_any(&wt, &st)) {
-            fail("waitpid failed");
-            dead = true;
-            break;
-          }
-          if (WIFEXITED(st) || WIFSIGNALED(st)) {
-            note_death(st);
-            break;
-          }
-          if (!WIFSTOPPED(st)) continue;
-          const int sig = WSTOPSIG(st);
-          if ((st >> 16) != 0 || sig == SIGSTOP) {
-            ptrace(PTRACE_CONT, wt, nullptr, nullptr);
-            continue;
-          }
-          if (wt != tid) {
-            // Another thread of the tracee (a signal sent to it while stopped
-            // is delivered when it resumes, not here): pass it on.
-            ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig == SIGTRAP ? 0 : sig)));
-            continue;
-          }
-          if (sig == SIGTRAP) {
-            user_regs_struct r2;
-            if (!regs_of(tid, &r2)) {
-              fail("PTRACE_GETREGS failed");
-              dead = true;
-              break;
-            }
-            ++res.stops;
-            const uint64_t trap = r2.rip - 1;
-            if (trap == jit.done_trap()) {
-              done[t] = true;
-              if (a.next_pc != -1) {
-                res.divergence = who + " returned after " + std::to_string(a.steps) +
-                                 " instructions; the simulation had it continue at " +
-                                 (a.next_pc >= 0 ? s.program.DescribeIndex(static_cast<uint32_t>(a.next_pc)) : "(end)");
-              }
-              break;
-            }
-            if (trap == jit.assert_trap()) {
-              assert_failed = true;
-              break;
-            }
-            const int idx = jit.IndexOf(trap);
-            if (idx < 0 || jit.InstrAddress(static_cast<uint32_t>(idx)) + 5 != trap) {
-              res.divergence = who + " trapped at " + Hex(trap) + ", not at an IR boundary";
-              break;
-            }
-            at_pc[t] = idx;
-            if (a.next_pc == -1) {
-              res.divergence = who + " did not return after " + std::to_string(a.steps) +
-                               " instructions: it is at " + s.program.DescribeIndex(static_cast<uint32_t>(idx));
-            } else if (a.next_pc >= 0 && idx != a.next_pc) {
-              res.divergence = who + " is at " + s.program.DescribeIndex(static_cast<uint32_t>(idx)) + " after " +
-                               std::to_string(a.steps) + " instructions; the simulation has it at " +
-                               s.program.DescribeIndex(static_cast<uint32_t>(a.next_pc));
-            }
-            break;
-          }
-          // A signal-delivery-stop: deliver (handler or default action), or
-          // drop an ignored one without letting the stop count as a preemption.
-          const SignalSpec* spec = s.FindSignal(sig);
-          if (spec && spec->handler < 0) {
-            user_regs_struct r2;
-            if (!regs_of(tid, &r2) || !resume_quiet(tid, r2, r2.rip)) {
-              fail("suppressing an ignored signal failed");
-              dead = true;
-              break;
-            }
-            continue;
-          }
-          log("kernel delivers " + SignalName(sig) + " to " + who);
-          ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+        continue;
+      }
+      Log("kernel delivers " + SignalName(sig) + " to " + s_.threads[*t].name);
+      ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+    }
+  }
+
+  void Collect() {
+    if (!dead && res_.harness_error.empty()) res_.completed = true;
+    if (wd_->fired()) {
+      res_.completed = false;
+      Fail("timed out after " + std::to_string(timeout_s_) + " s");
+    }
+    internal::CollectRecords(jit_, res_);
+    if (dead && term_signal != 0 && res_.verdict == Verdict::kPass) {
+      res_.verdict = term_signal == SIGSEGV ? Verdict::kSigsegv : Verdict::kKilled;
+      res_.message = "the tracee was killed by " + SignalName(term_signal);
+      if (!wd_->fired()) res_.completed = res_.harness_error.empty();
+    }
+  }
+
+  void Teardown() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    int st;
+    for (;;) {
+      pid_t r = waitpid(-1, &st, __WALL);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) break;  // ECHILD: everything reaped
+      if (r == pid_ && (WIFEXITED(st) || WIFSIGNALED(st))) {
+        while (waitpid(-1, &st, __WALL | WNOHANG) > 0) {
         }
         break;
       }
     }
+    wd_.reset();
+    g_tracee = 0;
+    pid_ = 0;
   }
-  if (!dead && res.harness_error.empty()) res.completed = true;
-  if (wd.fired()) {
-    res.completed = false;
-    fail("timed out after " + std::to_string(opt.timeout_s) + " s");
-  }
+};
 
-  // --- results ---
-  res.memory = jit.ReadMemory();
-  res.threads.resize(nthreads);
-  for (int t = 0; t < nthreads; ++t) {
-    const ThreadRecord* rec = jit.record(t);
-    RealThread& rt = res.threads[t];
-    rt.exited = rec->exited != 0;
-    rt.ret = rec->ret;
-    rt.aborts = rec->aborts;
-    rt.final_cpu = rec->final_cpu;
-    for (uint32_t k = 0; k < std::min<uint32_t>(rec->num_observed, kMaxObservations); ++k) {
-      rt.observed.emplace_back(rec->observed[k].id, rec->observed[k].value);
-    }
-    rt.pcs = jit.IrTrace(t);
-    if (rec->assert_failed) {
-      res.verdict = Verdict::kAssertFailed;
-      const uint32_t pc = rec->assert_pc;
-      const Instr& in = s.program.code[pc];
-      res.message = "assert failed in " + s.threads[t].name + " at " + s.program.DescribeIndex(pc) +
-                    (in.target < s.program.strings.size() ? ": " + s.program.strings[in.target] : "");
-    }
-  }
-  if (dead && term_signal != 0 && res.verdict == Verdict::kPass) {
-    res.verdict = term_signal == SIGSEGV ? Verdict::kSigsegv : Verdict::kKilled;
-    res.message = "the tracee was killed by " + SignalName(term_signal);
-    if (term_signal != SIGKILL || !wd.fired()) res.completed = res.harness_error.empty();
-  }
+}  // namespace
 
-  // --- teardown: kill and reap everything ---
-  kill(pid, SIGKILL);
-  for (;;) {
-    pid_t r = waitpid(-1, &st, __WALL);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) break;  // ECHILD: everything reaped
-    if (r == pid && (WIFEXITED(st) || WIFSIGNALED(st))) {
-      // The leader goes last; collect any stragglers without blocking.
-      while (waitpid(-1, &st, __WALL | WNOHANG) > 0) {
-      }
+RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) {
+  RealResult res;
+  Session ss(jit, opt, res);
+  const Scenario& s = jit.scenario();
+  ss.Setup();
+  for (size_t ai = 0; ai < plan.actions.size() && !ss.dead && !ss.assert_failed && res.divergence.empty(); ++ai) {
+    const PlanAction& a = plan.actions[ai];
+    const int t = a.thread;
+    const std::string who = s.threads[t].name;
+    if (a.kind != PlanAction::Kind::kRun) {
+      ss.ApplyEvent(t, a.kind, a.arg);
+      continue;
+    }
+    if (ss.done[t]) {
+      res.divergence = who + " was to run " + std::to_string(a.steps) + " more instructions but had returned";
       break;
     }
+    if (!ss.Resume(t, a.steps, ss.plain[t])) {
+      ss.Fail("resuming " + who + " failed: " + std::strerror(errno));
+      ss.dead = true;
+      break;
+    }
+    ss.plain[t] = false;
+    int got_t = -1;
+    const Session::Got got = ss.Next(&got_t);
+    if (got == Session::Got::kDeath || got == Session::Got::kError || got == Session::Got::kAssert ||
+        got == Session::Got::kOther) {
+      break;
+    }
+    if (got_t != t) {
+      res.divergence = s.threads[got_t].name + " stopped while only " + who + " was running";
+      break;
+    }
+    if (got == Session::Got::kDone) {
+      if (a.next_pc != -1) {
+        res.divergence = who + " returned after " + std::to_string(a.steps) +
+                         " instructions; the simulation had it continue at " +
+                         (a.next_pc >= 0 ? s.program.DescribeIndex(static_cast<uint32_t>(a.next_pc)) : "(end)");
+      }
+      continue;
+    }
+    const int64_t idx = ss.at_pc[t];
+    if (a.next_pc == kExpectDeath) {
+      res.divergence = "the simulator has the process killed when " + who +
+                       " resumes; on the kernel it ran on to " + s.program.DescribeIndex(static_cast<uint32_t>(idx));
+    } else if (a.next_pc == -1) {
+      res.divergence = who + " did not return after " + std::to_string(a.steps) + " instructions: it is at " +
+                       s.program.DescribeIndex(static_cast<uint32_t>(idx));
+    } else if (a.next_pc >= 0 && idx != a.next_pc) {
+      res.divergence = who + " is at " + s.program.DescribeIndex(static_cast<uint32_t>(idx)) + " after " +
+                       std::to_string(a.steps) + " instructions; the simulation has it at " +
+                       s.program.DescribeIndex(static_cast<uint32_t>(a.next_pc));
+    }
   }
-  g_tracee = 0;
+  ss.Collect();
+  ss.Teardown();
+  return res;
+}
+
+RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events, const TracerOptions& opt) {
+  RealResult res;
+  Session ss(jit, opt, res);
+  const Scenario& s = jit.scenario();
+  const int n = static_cast<int>(s.threads.size());
+  std::vector<std::vector<ThreadEvent>> per(n);
+  for (const ThreadEvent& e : events) per.at(e.thread).push_back(e);
+  std::vector<size_t> next(n, 0);
+  std::vector<uint64_t> steps_done(n, 0);
+  constexpr uint64_t kNoTrap = uint64_t{1} << 60;
+  // The simulator's per-CPU FIFO run queues (rule: a queued thread runs only
+  // when the running one is preempted, migrates away or exits). Threads that
+  // share a CPU therefore never time-slice: that would be preemptions the
+  // bound does not count.
+  std::vector<int> running(s.num_cpus, -1), cpu_of(n, 0);
+  std::vector<std::deque<int>> queue(s.num_cpus);
+  for (int t = 0; t < n; ++t) {
+    cpu_of[t] = static_cast<int>(s.threads[t].cpu);
+    if (running[cpu_of[t]] < 0) {
+      running[cpu_of[t]] = t;
+    } else {
+      queue[cpu_of[t]].push_back(t);
+    }
+  }
+  auto gap = [&](int t) -> uint64_t {
+    return next[t] < per[t].size() ? per[t][next[t]].step - steps_done[t] : kNoTrap;
+  };
+  int live = n;
+  auto resume = [&](int t) {
+    const uint64_t g = gap(t);
+    if (!ss.Resume(t, g, ss.plain[t])) {
+      ss.Fail("resuming " + s.threads[t].name + " failed");
+      ss.dead = true;
+      return;
+    }
+    ss.plain[t] = false;
+    steps_done[t] += g == kNoTrap ? 0 : g;
+  };
+  // Runs the head of cpu c's queue, if any.
+  auto run_next_on = [&](int c) {
+    running[c] = -1;
+    if (queue[c].empty()) return;
+    running[c] = queue[c].front();
+    queue[c].pop_front();
+    resume(running[c]);
+  };
+  // Applies the events due for stopped, running thread t; then resumes the
+  // thread that runs next on its CPU.
+  auto due = [&](int t) {
+    bool stays = true;  // t keeps its CPU
+    while (next[t] < per[t].size() && per[t][next[t]].step <= steps_done[t]) {
+      const ThreadEvent& e = per[t][next[t]++];
+      ss.ApplyEvent(t, e.kind, e.arg);
+      const int c = cpu_of[t];
+      if (e.kind == PlanAction::Kind::kPreempt && !queue[c].empty()) {
+        queue[c].push_back(t);
+        stays = false;
+        run_next_on(c);
+        break;
+      }
+      if (e.kind == PlanAction::Kind::kMigrate && e.arg != c) {
+        cpu_of[t] = e.arg;
+        run_next_on(c);
+        if (running[e.arg] < 0) {
+          running[e.arg] = t;
+        } else {
+          queue[e.arg].push_back(t);
+          stays = false;
+          break;
+        }
+      }
+    }
+    if (stays) resume(t);
+  };
+  ss.Setup();
+  for (int c = 0; c < static_cast<int>(s.num_cpus) && !ss.dead; ++c) {
+    if (running[c] >= 0) due(running[c]);
+  }
+  while (live > 0 && !ss.dead && !ss.assert_failed) {
+    int t = -1;
+    const Session::Got got = ss.Next(&t);
+    if (got == Session::Got::kDeath || got == Session::Got::kError || got == Session::Got::kAssert ||
+        got == Session::Got::kOther) {
+      break;
+    }
+    if (got == Session::Got::kDone) {
+      --live;
+      run_next_on(cpu_of[t]);
+      continue;
+    }
+    due(t);
+  }
+  ss.Collect();
+  ss.Teardown();
   return res;
 }
 

@@ -54,8 +54,10 @@ struct PlanAction {
   int thread = 0;
   uint32_t steps = 0;
   int arg = -1;
-  int64_t next_pc = -1;  // kRun: pc of the thread's next instruction; -1 = it exits; -2 = the run ends
+  int64_t next_pc = -1;  // kRun: pc of the thread's next instruction; -1 = it exits; -2 = the run ends;
+                         // kExpectDeath = the kernel kills the process when the thread resumes
 };
+inline constexpr int64_t kExpectDeath = -3;
 
 // The per-thread and whole-run expectations of one simulated execution.
 struct Plan {
@@ -112,6 +114,20 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt =
 
 // Kills the tracee of the run in progress (async-signal-safe), for SIGINT.
 void KillCurrentTracee();
+// Registers the child process KillCurrentTracee() kills (0 = none); for the
+// other modes' children (stress).
+void SetCurrentTracee(int pid);
+
+// Outcome mode: all threads run concurrently on their CPUs (the interleaving
+// between CPUs is the hardware's); each thread takes the injected events of
+// `events` at its own step counts. Events of one thread must be sorted by step.
+struct ThreadEvent {
+  int thread = 0;
+  uint32_t step = 0;        // the event hits before the thread's step-th instruction (0-based)
+  PlanAction::Kind kind = PlanAction::Kind::kPreempt;  // kPreempt, kMigrate, kSignal, kIpi
+  int arg = -1;             // CPU (migrate), signal number (signal)
+};
+RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events, const TracerOptions& opt = {});
 
 // Builds the simulator-shaped result of a real run (for property evaluation
 // and outcome comparison).

@@ -31,6 +31,13 @@ std::string ReplayHelp();
 int CheckCommand(const std::vector<std::string>& args, const std::string& argv0);
 std::string CheckHelp();
 
+// `rseqmc crosscheck [FILE...] [options]`: runs scenarios on the running kernel
+// (kernel/harness/crosscheck.h) and compares with the simulator. Exit status 0
+// all agree, 1 a disagreement, 2 usage/input error, 3 interrupted, 77 rseq or
+// ptrace unavailable.
+int CrosscheckCommand(const std::vector<std::string>& args, const std::string& argv0);
+std::string CrosscheckHelp();
+
 // `rseqmc list`: one line per built-in scenario (name, expected verdict,
 // description).
 int ListCommand(const std::vector<std::string>& args);

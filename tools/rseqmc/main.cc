@@ -3,6 +3,7 @@
 //   rseqmc check [FILE...] [options]  model-check within bounds (every built-in without FILE)
 //   rseqmc run [FILE] [options]       one execution with its timeline (or every built-in once)
 //   rseqmc replay FILE --schedule T   re-run a recorded execution
+//   rseqmc crosscheck [FILE...]       compare with the running kernel (JIT + ptrace)
 //   rseqmc list                       the built-in scenarios
 //   rseqmc help [COMMAND]             help
 //
@@ -30,6 +31,8 @@ std::string Overview() {
          "  rseqmc run [FILE] [options]        run one execution of a scenario and print its timeline;\n"
          "                                     without FILE, run every built-in scenario once\n"
          "  rseqmc replay FILE --schedule TOKEN  re-run the execution a token records\n"
+         "  rseqmc crosscheck [FILE...] [options]  run scenarios on this machine's kernel (x86-64 JIT,\n"
+         "                                     ptrace injection) and compare with the simulator\n"
          "  rseqmc list                        list the built-in scenarios\n"
          "  rseqmc help [COMMAND]              show help (all commands, or one)\n"
          "\n"
@@ -38,7 +41,7 @@ std::string Overview() {
 }
 
 std::string FullHelp() {
-  return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + ListHelp();
+  return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + CrosscheckHelp() + "\n" + ListHelp();
 }
 
 int HelpCommand(const std::vector<std::string>& args) {
@@ -53,12 +56,14 @@ int HelpCommand(const std::vector<std::string>& args) {
     std::cout << RunHelp();
   } else if (args[0] == "replay") {
     std::cout << ReplayHelp();
+  } else if (args[0] == "crosscheck") {
+    std::cout << CrosscheckHelp();
   } else if (args[0] == "list") {
     std::cout << ListHelp();
   } else if (args[0] == "help") {
     std::cout << Overview();
   } else {
-    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, list, help)");
+    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, crosscheck, list, help)");
   }
   return kExitPass;
 }
@@ -73,16 +78,17 @@ int Main(int argc, char** argv) {
   }
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  const bool known = command == "check" || command == "run" || command == "replay" || command == "list" ||
+  const bool known = command == "check" || command == "run" || command == "replay" || command == "crosscheck" || command == "list" ||
                      command == "help";
   try {
     if (command == "check") return CheckCommand(rest, argv0);
     if (command == "run") return RunCommand(rest, argv0);
+    if (command == "crosscheck") return CrosscheckCommand(rest, argv0);
     if (command == "replay") return ReplayCommand(rest, argv0);
     if (command == "list") return ListCommand(rest);
     if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
     if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
-    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, list, help)");
+    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, help)");
   } catch (const UsageError& e) {
     std::cout.flush();
     std::cerr << "rseqmc" << (known ? " " + command : std::string()) << ": " << e.what() << "\n"

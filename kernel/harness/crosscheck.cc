@@ -1,0 +1,498 @@
+#include "kernel/harness/crosscheck.h"
+
+#include <sys/rseq.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "kernel/harness/jit.h"
+#include "kernel/harness/tracer.h"
+#include "model/explorer.h"
+#include "sim/machine.h"
+#include "sim/schedule.h"
+#include "sim/trace.h"
+
+namespace rseqmc::harness {
+
+const char* CrosscheckModeName(CrosscheckMode m) {
+  switch (m) {
+    case CrosscheckMode::kDeterministic: return "deterministic";
+    case CrosscheckMode::kOutcomes: return "outcomes";
+    case CrosscheckMode::kStress: return "stress";
+  }
+  return "?";
+}
+
+std::string KernelRelease() {
+  utsname u{};
+  if (uname(&u) != 0) return "unknown";
+  return u.release;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Returns the default decision everywhere except at boundary `at`, where it
+// returns `event` (if valid there).
+class InjectAtScheduler : public Scheduler {
+ public:
+  InjectAtScheduler(uint64_t at, Decision event) : at_(at), event_(event) {}
+  void BeginExecution(const Machine&) override {
+    applied_ = false;
+    invalid_ = false;
+    defaults_ahead = at_;
+  }
+  Decision Choose(const ChoiceView& v) override {
+    if (!applied_ && v.machine().boundary() == at_) {
+      applied_ = true;
+      defaults_ahead = ~0ull >> 1;
+      if (v.IsValid(event_)) return event_;
+      invalid_ = true;
+    }
+    defaults_ahead = ~0ull >> 1;
+    return Decision::Step(v.DefaultCpu());
+  }
+  bool invalid() const { return invalid_; }
+
+ private:
+  uint64_t at_;
+  Decision event_;
+  bool applied_ = false, invalid_ = false;
+};
+
+// Records, at every boundary of the default execution, the events that could
+// be injected there (each CPU with a thread: preempt, migrate to each other
+// allowed CPU, each declared signal, IPI).
+class ProbeScheduler : public Scheduler {
+ public:
+  explicit ProbeScheduler(const Scenario& s) : s_(s) {}
+  Decision Choose(const ChoiceView& v) override {
+    const uint64_t b = v.machine().boundary();
+    for (int c = 0; c < v.NumCpus(); ++c) {
+      if (v.Running(c) < 0) continue;
+      auto add = [&](Decision d) {
+        if (v.IsValid(d)) candidates.emplace_back(b, d);
+      };
+      add(Decision::Preempt(c));
+      for (int to = 0; to < v.NumCpus(); ++to) {
+        if (to != c) add(Decision::Migrate(c, to));
+      }
+      for (const SignalSpec& sg : s_.signals) add(Decision::Signal(c, sg.signo));
+      add(Decision::Ipi(c));
+    }
+    return Decision::Step(v.DefaultCpu());
+  }
+  std::vector<std::pair<uint64_t, Decision>> candidates;
+
+ private:
+  const Scenario& s_;
+};
+
+std::string SymbolElement(const Scenario& s, uint64_t addr) {
+  for (const Symbol& sym : s.program.symbols) {
+    if (addr < sym.address || addr >= sym.address + sym.size_bytes) continue;
+    const uint64_t off = addr - sym.address;
+    std::string name = sym.name;
+    uint64_t in = off;
+    if (sym.per_cpu) {
+      name += "[" + std::to_string(off / sym.stride) + "]";
+      in = off % sym.stride;
+    }
+    const uint64_t idx = in / static_cast<uint64_t>(sym.width);
+    if (sym.count > 1) name += "[" + std::to_string(idx) + "]";
+    return name;
+  }
+  std::ostringstream o;
+  o << "0x" << std::hex << addr;
+  return o.str();
+}
+
+std::string Describe(const Scenario& s, uint32_t pc) { return s.program.DescribeIndex(pc); }
+
+std::string SideBySide(const Scenario& s, const Plan& plan, const RealResult& real) {
+  std::ostringstream o;
+  for (size_t t = 0; t < plan.pcs.size() && t < real.threads.size(); ++t) {
+    const auto& a = plan.pcs[t];
+    const auto& b = real.threads[t].pcs;
+    size_t first = 0;
+    while (first < a.size() && first < b.size() && a[first] == b[first]) ++first;
+    if (first == a.size() && first == b.size()) {
+      o << "  " << s.threads[t].name << ": same " << a.size() << " instructions\n";
+      continue;
+    }
+    o << "  " << s.threads[t].name << ": instructions " << a.size() << " (simulator) vs " << b.size()
+      << " (kernel); first difference at #" << first + 1 << "\n";
+    o << "      # | simulator                                | kernel\n";
+    const size_t from = first > 4 ? first - 4 : 0;
+    for (size_t i = from; i < std::min(std::max(a.size(), b.size()), first + 5); ++i) {
+      std::string l = i < a.size() ? Describe(s, a[i]) : "-";
+      std::string r = i < b.size() ? Describe(s, b[i]) : "-";
+      std::ostringstream line;
+      line << "    " << std::setw(3) << i + 1 << " | " << std::left << std::setw(40) << l << " | " << r
+           << (i == first ? "   <<" : "");
+      o << line.str() << "\n";
+    }
+  }
+  return o.str();
+}
+
+std::string DetailOf(const Scenario& s, const ExecutionResult& sim, const Plan& plan, const RealResult& real) {
+  std::ostringstream o;
+  o << "simulator timeline:\n" << FormatTimeline(s, sim);
+  o << "kernel run (what the tracer did):\n";
+  for (const std::string& l : real.log) o << "  " << l << "\n";
+  if (!real.harness_error.empty()) o << "  harness: " << real.harness_error << "\n";
+  if (!real.divergence.empty()) o << "  left the plan: " << real.divergence << "\n";
+  o << "  verdict: " << VerdictName(real.verdict) << (real.message.empty() ? "" : " (" + real.message + ")") << "\n";
+  o << "executed instructions per thread, side by side:\n" << SideBySide(s, plan, real);
+  return o.str();
+}
+
+void StampEnvironment(const Scenario& s, const CrosscheckOptions& o, CrosscheckReport& r) {
+  r.scenario = s.name;
+  r.mode = CrosscheckModeName(o.mode);
+  r.kernel_release = KernelRelease();
+  r.kernel_model = KernelModelName(o.kernel.model);
+  r.rseq_size = __rseq_size;
+}
+
+bool Stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
+
+// ---- deterministic ----
+
+void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop,
+                      CrosscheckReport& rep) {
+  RunOptions ro;
+  ro.kernel = o.kernel;
+  ro.fault = o.fault;
+  Simulator sim(s, ro);
+  JitProgram jit(s, JitOptions{});
+  TracerOptions to;
+  to.timeout_s = o.run_timeout_s;
+  const auto t0 = Clock::now();
+  uint64_t real_runs = 0;
+
+  auto compare_one = [&](Scheduler& sched) {
+    Plan plan;
+    ExecutionResult r = SimulateForPlan(sim, sched, &plan);
+    RealResult real = RunPlan(jit, plan, to);
+    ++real_runs;
+    ++rep.compared;
+    std::string diff = CompareRuns(s, r, plan, real);
+    if (diff.empty()) {
+      ++rep.agreements;
+      return;
+    }
+    // Re-run once: a real preemption we did not cause shows as one abort more.
+    RealResult again = RunPlan(jit, plan, to);
+    ++real_runs;
+    if (CompareRuns(s, r, plan, again).empty()) {
+      ++rep.flaky;
+      ++rep.agreements;
+      return;
+    }
+    ++rep.disagreements;
+    if (rep.details.size() < o.max_details) {
+      rep.details.push_back({EncodeSchedule(s, r.schedule), diff, DetailOf(s, r, plan, real)});
+    } else if (rep.details.size() < 20) {
+      rep.details.push_back({EncodeSchedule(s, r.schedule), diff, ""});
+    }
+  };
+
+  // The default execution and every single-event schedule.
+  {
+    ReplayScheduler base(Schedule{});
+    compare_one(base);
+  }
+  if (o.single_events && !Stopped(stop)) {
+    ProbeScheduler probe(s);
+    ExecutionResult tmp;
+    sim.RunInto(probe, tmp);
+    for (const auto& [b, d] : probe.candidates) {
+      if (Stopped(stop)) break;
+      InjectAtScheduler inj(b, d);
+      compare_one(inj);
+    }
+  }
+  // Seeded random multi-event schedules.
+  RandomOptions ropt;
+  ropt.max_events = std::max<uint32_t>(o.max_events, 1);
+  ropt.p_preempt = 0.03;
+  ropt.p_migrate = 0.02;
+  ropt.p_signal = 0.02;
+  ropt.p_ipi = 0.01;
+  RandomScheduler rnd(o.seed, ropt);
+  for (uint64_t i = 0; i < o.samples && !Stopped(stop); ++i) compare_one(rnd);
+  rep.interrupted = Stopped(stop);
+  const double el = Since(t0);
+  rep.runs_per_s = el > 0 ? static_cast<double>(real_runs) / el : 0;
+}
+
+// ---- outcomes ----
+
+void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop,
+                 CrosscheckReport& rep) {
+  ExploreOptions eo;
+  eo.strategy = StrategyKind::kDpor;
+  eo.bounds.max_events = o.max_events;
+  eo.run.kernel = o.kernel;
+  eo.run.fault = o.fault;
+  eo.stop_at_first_failure = false;
+  eo.collect_outcomes = true;
+  eo.interrupt = stop;
+  ExploreResult er = Explore(s, eo);
+  rep.reachable = er.outcomes.size();
+  // Per-thread instruction counts of the default execution (where random
+  // events may fall).
+  std::vector<uint32_t> len(s.threads.size(), 1);
+  {
+    Plan plan;
+    Simulator sim(s);
+    ReplayScheduler base(Schedule{});
+    SimulateForPlan(sim, base, &plan);
+    for (size_t t = 0; t < s.threads.size(); ++t) len[t] = std::max<uint32_t>(1, static_cast<uint32_t>(plan.pcs[t].size()));
+  }
+  JitProgram jit(s, JitOptions{});
+  TracerOptions to;
+  to.timeout_s = o.run_timeout_s;
+  std::mt19937_64 rng(o.seed);
+  std::set<Outcome> seen;
+  std::vector<int> handled;
+  for (const SignalSpec& sg : s.signals) handled.push_back(sg.signo);
+  const auto t0 = Clock::now();
+  uint64_t runs = 0;
+  for (uint64_t i = 0; i < o.samples && !Stopped(stop); ++i) {
+    std::vector<ThreadEvent> ev;
+    const uint32_t k = static_cast<uint32_t>(rng() % (o.max_events + 1));
+    for (uint32_t e = 0; e < k; ++e) {
+      ThreadEvent te;
+      te.thread = static_cast<int>(rng() % s.threads.size());
+      te.step = static_cast<uint32_t>(rng() % len[te.thread]);
+      const int kind = static_cast<int>(rng() % 4);
+      if (kind == 1 && s.num_cpus > 1) {
+        te.kind = PlanAction::Kind::kMigrate;
+        te.arg = static_cast<int>(rng() % s.num_cpus);
+      } else if (kind == 2 && !handled.empty()) {
+        te.kind = PlanAction::Kind::kSignal;
+        te.arg = handled[rng() % handled.size()];
+      } else if (kind == 3) {
+        te.kind = PlanAction::Kind::kIpi;
+        te.arg = static_cast<int>(s.threads[te.thread].cpu);  // the thread's CPU at start
+      } else {
+        te.kind = PlanAction::Kind::kPreempt;
+      }
+      ev.push_back(te);
+    }
+    std::stable_sort(ev.begin(), ev.end(), [](const ThreadEvent& a, const ThreadEvent& b) {
+      return a.thread != b.thread ? a.thread < b.thread : a.step < b.step;
+    });
+    // An IPI names the CPU the thread is on when it is hit: resolve it from
+    // the thread's earlier migrations.
+    for (size_t e = 0; e < ev.size(); ++e) {
+      if (ev[e].kind != PlanAction::Kind::kIpi) continue;
+      int cpu = static_cast<int>(s.threads[ev[e].thread].cpu);
+      for (size_t f = 0; f < e; ++f) {
+        if (ev[f].thread == ev[e].thread && ev[f].kind == PlanAction::Kind::kMigrate) cpu = ev[f].arg;
+      }
+      ev[e].arg = cpu;
+    }
+    RealResult real = RunConcurrent(jit, ev, to);
+    ++runs;
+    ++rep.compared;
+    if (!real.completed) {
+      ++rep.disagreements;
+      if (rep.details.size() < 20) rep.details.push_back({"", "harness: " + real.harness_error, ""});
+      continue;
+    }
+    Outcome out = OutcomeOf(s, AsExecutionResult(s, real));
+    if (er.outcomes.count(out)) {
+      ++rep.agreements;
+      seen.insert(out);
+      continue;
+    }
+    ++rep.disagreements;
+    if (rep.details.size() < 20) {
+      std::ostringstream d;
+      ExecutionResult e = AsExecutionResult(s, real);
+      d << "kernel outcome outside the checker's reachable set (events<=" << o.max_events << ", "
+        << er.outcomes.size() << " outcomes" << (er.complete ? "" : ", exploration incomplete") << "): verdict "
+        << VerdictName(e.verdict);
+      std::ostringstream det;
+      det << "injected events:";
+      for (const ThreadEvent& te : ev) {
+        det << " " << s.threads[te.thread].name << "@" << te.step << ":"
+            << (te.kind == PlanAction::Kind::kPreempt  ? "preempt"
+                : te.kind == PlanAction::Kind::kMigrate ? "migrate->cpu" + std::to_string(te.arg)
+                : te.kind == PlanAction::Kind::kSignal  ? "signal " + SignalName(te.arg)
+                                                        : "ipi cpu" + std::to_string(te.arg));
+      }
+      det << "\nkernel final state:\n" << FormatSymbols(s, e);
+      for (size_t t = 0; t < e.threads.size(); ++t) {
+        det << "  " << s.threads[t].name << ": " << (e.threads[t].exited ? "returned " + std::to_string(e.threads[t].ret) : "did not return")
+            << ", " << e.threads[t].aborts << " aborts\n";
+      }
+      rep.details.push_back({"", d.str(), det.str()});
+    }
+  }
+  rep.seen = seen.size();
+  rep.coverage = rep.reachable ? static_cast<double>(rep.seen) / static_cast<double>(rep.reachable) : 0;
+  rep.interrupted = Stopped(stop);
+  const double el = Since(t0);
+  rep.runs_per_s = el > 0 ? static_cast<double>(runs) / el : 0;
+}
+
+std::string Num(double v, int prec) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(prec) << v;
+  return o.str();
+}
+
+}  // namespace
+
+std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Plan& plan, const RealResult& real) {
+  if (!real.completed) return "harness: " + (real.harness_error.empty() ? std::string("incomplete run") : real.harness_error);
+  if (!real.divergence.empty()) return "control flow: " + real.divergence;
+  const ExecutionResult e = AsExecutionResult(s, real);
+  if (e.verdict != sim.verdict) {
+    return std::string("verdict: simulator ") + VerdictName(sim.verdict) + (sim.message.empty() ? "" : " (" + sim.message + ")") +
+           ", kernel " + VerdictName(e.verdict) + (e.message.empty() ? "" : " (" + e.message + ")");
+  }
+  for (size_t t = 0; t < plan.pcs.size() && t < real.threads.size(); ++t) {
+    if (plan.pcs[t] != real.threads[t].pcs) {
+      return "instructions of " + s.threads[t].name + ": " + std::to_string(plan.pcs[t].size()) +
+             " in the simulator, " + std::to_string(real.threads[t].pcs.size()) + " on the kernel";
+    }
+  }
+  uint64_t end = 0;
+  for (const Symbol& sym : s.program.symbols) end = std::max(end, sym.address + sym.size_bytes - kDataBase);
+  for (uint64_t i = 0; i < end && i < real.memory.size() && i < sim.memory.size(); ++i) {
+    if (real.memory[i] != sim.memory[i]) {
+      const uint64_t a = (kDataBase + i) & ~uint64_t{7};
+      return "memory " + SymbolElement(s, kDataBase + i) + ": simulator " +
+             std::to_string(static_cast<int64_t>(sim.Read(a, 8))) + ", kernel " +
+             std::to_string(static_cast<int64_t>(e.Read(a, 8)));
+    }
+  }
+  for (size_t t = 0; t < sim.threads.size() && t < e.threads.size(); ++t) {
+    const ThreadOutcome& a = sim.threads[t];
+    const ThreadOutcome& b = e.threads[t];
+    const std::string n = s.threads[t].name;
+    if (a.exited != b.exited) return n + (a.exited ? " returned in the simulator only" : " returned on the kernel only");
+    if (a.exited && a.ret != b.ret) {
+      return "return value of " + n + ": simulator " + std::to_string(a.ret) + ", kernel " + std::to_string(b.ret);
+    }
+    if (a.aborts != b.aborts) {
+      return "aborts of " + n + ": simulator " + std::to_string(a.aborts) + ", kernel " + std::to_string(b.aborts);
+    }
+    if (a.observed != b.observed) return "observations of " + n + " differ";
+    if (a.exited && a.final_cpu != b.final_cpu) {
+      return "final CPU of " + n + ": simulator " + std::to_string(a.final_cpu) + ", kernel " +
+             std::to_string(b.final_cpu);
+    }
+  }
+  return "";
+}
+
+CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop) {
+  CrosscheckReport rep;
+  StampEnvironment(s, o, rep);
+  const auto t0 = Clock::now();
+  for (const ThreadSpec& ts : s.threads) {
+    if (ts.entry < 0) {
+      rep.skipped = "thread " + ts.name + " has a C++ body; only IR threads run on the kernel";
+      return rep;
+    }
+  }
+  rep.skipped = HarnessUnavailableReason(s.num_cpus);
+  if (!rep.skipped.empty()) return rep;
+  switch (o.mode) {
+    case CrosscheckMode::kDeterministic:
+      RunDeterministic(s, o, stop, rep);
+      break;
+    case CrosscheckMode::kOutcomes:
+      RunOutcomes(s, o, stop, rep);
+      break;
+    case CrosscheckMode::kStress: {
+      rep.stress = RunStress(s, o.stress);
+      rep.compared = 1;
+      const bool as_expected = rep.stress.completed && rep.stress.verdict == s.expected;
+      if (as_expected) {
+        rep.agreements = 1;
+      } else {
+        rep.disagreements = 1;
+        rep.details.push_back({"", std::string("stress verdict ") + VerdictName(rep.stress.verdict) + ", expected " +
+                                       VerdictName(s.expected) +
+                                       (rep.stress.message.empty() ? "" : ": " + rep.stress.message),
+                               ""});
+      }
+      rep.runs_per_s = rep.stress.elapsed_s > 0 ? 1 / rep.stress.elapsed_s : 0;
+      break;
+    }
+  }
+  rep.elapsed_s = Since(t0);
+  return rep;
+}
+
+std::string FormatReportLine(const CrosscheckReport& r) {
+  std::ostringstream o;
+  o << std::left << std::setw(28) << r.scenario << " " << std::setw(13) << r.mode;
+  if (!r.skipped.empty()) {
+    o << " skipped: " << r.skipped;
+    return o.str();
+  }
+  if (r.mode == "stress") {
+    const StressReport& st = r.stress;
+    o << " " << VerdictName(st.verdict) << (r.disagreements ? " (NOT as expected)" : " (as expected)") << ", "
+      << st.threads << " threads, " << st.operations << " ops, " << Num(st.ops_per_s / 1e6, 2) << " M ops/s, "
+      << st.aborts << " aborts, " << st.signals_sent << " signals, " << st.affinity_changes << " affinity changes, "
+      << Num(r.elapsed_s, 2) << " s";
+    return o.str();
+  }
+  o << " compared " << r.compared << ", agree " << r.agreements << ", disagree " << r.disagreements;
+  if (r.flaky) o << " (" << r.flaky << " flaky, agreed on re-run)";
+  if (r.coverage >= 0) o << ", coverage " << r.seen << "/" << r.reachable << " = " << Num(100 * r.coverage, 1) << "%";
+  o << ", " << Num(r.elapsed_s, 2) << " s (" << Num(r.runs_per_s, 0) << " kernel runs/s)";
+  if (r.interrupted) o << " [interrupted]";
+  return o.str();
+}
+
+std::string FormatReportJson(const CrosscheckReport& r) {
+  std::ostringstream o;
+  o << "{\"scenario\":" << JsonQuote(r.scenario) << ",\"mode\":" << JsonQuote(r.mode)
+    << ",\"kernel_release\":" << JsonQuote(r.kernel_release) << ",\"kernel_model\":" << JsonQuote(r.kernel_model)
+    << ",\"rseq_size\":" << r.rseq_size << ",\"compared\":" << r.compared << ",\"agreements\":" << r.agreements
+    << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky << ",\"coverage\":";
+  if (r.coverage >= 0) {
+    o << Num(r.coverage, 4);
+  } else {
+    o << "null";
+  }
+  o << ",\"reachable\":" << r.reachable << ",\"seen\":" << r.seen << ",\"elapsed_s\":" << Num(r.elapsed_s, 3)
+    << ",\"runs_per_s\":" << Num(r.runs_per_s, 1) << ",\"interrupted\":" << (r.interrupted ? "true" : "false")
+    << ",\"skipped\":" << (r.skipped.empty() ? "null" : JsonQuote(r.skipped));
+  if (r.mode == "stress") {
+    const StressReport& st = r.stress;
+    o << ",\"stress\":{\"verdict\":" << JsonQuote(VerdictName(st.verdict)) << ",\"threads\":" << st.threads
+      << ",\"operations\":" << st.operations << ",\"ops_per_s\":" << Num(st.ops_per_s, 0) << ",\"aborts\":" << st.aborts
+      << ",\"signals_sent\":" << st.signals_sent << ",\"affinity_changes\":" << st.affinity_changes
+      << ",\"message\":" << JsonQuote(st.message) << "}";
+  }
+  o << ",\"details\":[";
+  for (size_t i = 0; i < r.details.size(); ++i) {
+    if (i) o << ",";
+    o << "{\"token\":" << JsonQuote(r.details[i].token) << ",\"summary\":" << JsonQuote(r.details[i].summary) << "}";
+  }
+  o << "]}";
+  return o.str();
+}
+
+}  // namespace rseqmc::harness

@@ -1,0 +1,104 @@
+// The real-kernel cross-check (DESIGN.md §7, issue 4): how far the simulator's
+// kernel model agrees with the running kernel, with every disagreement shown.
+//
+// Modes:
+//   * deterministic: every single-event schedule of the scenario (each event
+//     kind, on each CPU's thread, at each boundary of the default execution)
+//     plus `samples` seeded random multi-event schedules are run in the
+//     simulator and forced on the kernel (kernel/harness/tracer.h); verdict,
+//     final memory, return values, observations, abort counts, final CPUs and
+//     each thread's executed IR instructions must be equal;
+//   * outcomes: `samples` real runs with the threads running concurrently on
+//     their CPUs and random injected events (at most `max_events`); every real
+//     outcome must be in the checker's reachable outcome set for the same bound
+//     (model/explorer.h, DPOR); coverage = share of that set the runs saw;
+//   * stress: no ptrace; THREADS = threads per CPU * CPUS and OPS = operations
+//     per thread, signal and affinity storms (kernel/harness/stress.h); the
+//     properties must hold (or, for a planted bug, fail as declared).
+// A disagreement seen once is re-run; one that does not reproduce counts as
+// `flaky` (a real preemption the tracer did not cause), not as an agreement.
+#ifndef RSEQMC_KERNEL_HARNESS_CROSSCHECK_H_
+#define RSEQMC_KERNEL_HARNESS_CROSSCHECK_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/harness/stress.h"
+#include "sim/kernel_model.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+
+namespace rseqmc::harness {
+
+enum class CrosscheckMode { kDeterministic, kOutcomes, kStress };
+const char* CrosscheckModeName(CrosscheckMode m);  // "deterministic", "outcomes", "stress"
+
+struct CrosscheckOptions {
+  CrosscheckMode mode = CrosscheckMode::kDeterministic;
+  uint64_t samples = 100;       // deterministic: random multi-event schedules; outcomes: real runs
+  uint64_t seed = 1;
+  uint32_t max_events = 2;      // events per random schedule / outcome-mode run (and the checker's bound)
+  bool single_events = true;    // deterministic: enumerate every single-event schedule
+  KernelVersion kernel;         // the model compared with the running kernel
+  RunOptions::ModelFault fault = RunOptions::ModelFault::kNone;  // tests only
+  double run_timeout_s = 10;    // per real run
+  uint32_t max_details = 2;     // disagreements described in full
+  // stress
+  uint32_t stress_threads_per_cpu = 4;
+  uint64_t stress_ops_per_thread = 250000;
+  StressOptions stress;
+};
+
+struct Disagreement {
+  std::string token;    // the schedule (rsq1...), replayable with `rseqmc replay`
+  std::string summary;  // the first difference, one line
+  std::string detail;   // simulator timeline and real run side by side
+};
+
+struct CrosscheckReport {
+  std::string scenario;
+  std::string mode;
+  std::string kernel_release;   // uname -r
+  std::string kernel_model;     // the simulator's model ("6.0-6.18 legacy")
+  uint32_t rseq_size = 0;       // glibc's __rseq_size (0 = our own registration, 32 bytes)
+  std::string skipped;          // non-empty: not run, and why
+  bool interrupted = false;
+  uint64_t compared = 0;        // schedules (or runs) compared
+  uint64_t agreements = 0;
+  uint64_t disagreements = 0;
+  uint64_t flaky = 0;           // differed once, agreed when re-run
+  uint64_t reachable = 0;       // outcomes mode: size of the checker's outcome set
+  uint64_t seen = 0;            // outcomes mode: distinct reachable outcomes the kernel produced
+  double coverage = -1;         // seen / reachable (-1 = not applicable)
+  double elapsed_s = 0;
+  double runs_per_s = 0;        // real runs per second
+  StressReport stress;          // stress mode
+  std::vector<Disagreement> details;
+};
+
+// Runs one cross-check. `stop` (may be null) is polled between runs (Ctrl-C).
+// Throws HarnessError when the JIT cannot be set up; returns a report with
+// `skipped` set when the machine cannot run it (no rseq, no ptrace, too few CPUs).
+CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop = nullptr);
+
+// The comparison of one forced schedule: "" when the simulator and the kernel
+// agree, else the first difference.
+struct RealResult;
+struct Plan;
+std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Plan& plan, const RealResult& real);
+
+// `uname -r`.
+std::string KernelRelease();
+
+// One line per scenario: name, mode, compared, agreements, disagreements, coverage, time.
+std::string FormatReportLine(const CrosscheckReport& r);
+// One JSON object, one line (keys: scenario, mode, kernel_release, kernel_model,
+// rseq_size, compared, agreements, disagreements, flaky, coverage, elapsed_s,
+// runs_per_s, skipped, and for stress the stress figures, and the disagreements).
+std::string FormatReportJson(const CrosscheckReport& r);
+
+}  // namespace rseqmc::harness
+
+#endif  // RSEQMC_KERNEL_HARNESS_CROSSCHECK_H_

@@ -1,0 +1,220 @@
+// `rseqmc crosscheck`: the simulator's predictions against the running kernel
+// (DESIGN.md §7, kernel/harness/crosscheck.h).
+#include <sys/rseq.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "kernel/harness/crosscheck.h"
+#include "kernel/harness/tracer.h"
+#include "scenarios/builtin.h"
+#include "sim/diag.h"
+#include "sim/kernel_model.h"
+#include "tools/rseqmc/cli_util.h"
+#include "tools/rseqmc/commands.h"
+#include "tools/rseqmc/options.h"
+
+namespace rseqmc::cli {
+namespace {
+
+namespace po = boost::program_options;
+using harness::CrosscheckMode;
+
+constexpr int kExitUnavailable = 77;  // rseq or ptrace unavailable (automake's "skipped")
+
+std::atomic<bool> g_stop{false};
+extern "C" void OnCrosscheckSigint(int) {
+  g_stop.store(true, std::memory_order_relaxed);
+  harness::KillCurrentTracee();  // kill(2): async-signal-safe
+}
+
+po::options_description Options() {
+  po::options_description o("crosscheck options");
+  o.add_options()
+      ("mode", po::value<std::string>()->value_name("MODE"),
+       "deterministic (default): every single-event schedule plus --samples random ones, forced on the kernel "
+       "with ptrace and compared exactly; outcomes: --samples concurrent runs with random events, each outcome "
+       "must be in the checker's reachable set; stress: no ptrace, THREADS = --threads-per-cpu * CPUS, "
+       "OPS = --ops, signal and affinity storms, the properties must come out as the scenario expects.")
+      ("samples", po::value<std::string>()->value_name("N"),
+       "deterministic: random multi-event schedules (default 100); outcomes: real runs (default 300).")
+      ("seed", po::value<std::string>()->value_name("N"), "seed of the random schedules and storms (default 1).")
+      ("max-events", po::value<std::string>()->value_name("K"),
+       "events per random schedule (deterministic, default 2) or per run (outcomes, where it is also the "
+       "checker's bound: default 1, check's default).")
+      ("no-single-events", "deterministic: skip the enumeration of every single-event schedule.")
+      ("threads-per-cpu", po::value<std::string>()->value_name("N"), "stress: threads per CPU (default 4).")
+      ("ops", po::value<std::string>()->value_name("N"), "stress: operations per thread (default 250000).")
+      ("timeout", po::value<std::string>()->value_name("SECONDS"), "limit of one kernel run (default 10; stress 120).")
+      ("kernel", po::value<std::string>()->value_name("VERSION"),
+       "kernel model compared (default: the running kernel's version, if modelled).")
+      ("define,D", po::value<std::vector<std::string>>()->value_name("NAME=VALUE"), "override a scenario constant.")
+      ("model-fault", po::value<std::string>()->value_name("FAULT"),
+       "compare a deliberately wrong model, to see the cross-check fail: no-abort-on-migrate.")
+      ("details", po::value<std::string>()->value_name("N"),
+       "disagreements printed in full with both timelines (default 2 per scenario).")
+      ("json", "one JSON object per scenario per line.")
+      ("help,h", "this help.");
+  return o;
+}
+
+}  // namespace
+
+std::string CrosscheckHelp() {
+  std::ostringstream o;
+  o << "usage: rseqmc crosscheck [FILE...] [options]\n"
+       "\n"
+       "Runs scenarios on this machine's kernel (x86-64 JIT of the IR, ptrace injection) and compares\n"
+       "what the kernel did with what the simulator predicts. Without FILE, every built-in scenario.\n"
+       "One line per scenario: schedules compared, agreements, disagreements, coverage, time.\n"
+       "Exit status: 0 all agree, 1 a disagreement, 2 usage or input error, 3 interrupted,\n"
+       "77 rseq or ptrace unavailable (the reason is printed).\n\n"
+    << Options();
+  return o.str();
+}
+
+int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /*argv0*/) {
+  po::options_description all = Options();
+  all.add_options()("file", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description pos;
+  pos.add("file", -1);
+  po::variables_map vm = ParseOptions(args, all, pos);
+  if (vm.count("help")) {
+    std::cout << CrosscheckHelp();
+    return kExitPass;
+  }
+  auto text = [&](const char* k) { return vm[k].as<std::string>(); };
+  auto uint_opt = [&](const char* k, uint64_t def) -> uint64_t {
+    if (!vm.count(k)) return def;
+    auto v = ParseUint64(text(k));
+    if (!v) throw UsageError(std::string("--") + k + " needs a non-negative integer, not '" + text(k) + "'");
+    return *v;
+  };
+  harness::CrosscheckOptions o;
+  if (vm.count("mode")) {
+    const std::string m = text("mode");
+    if (m == "deterministic") {
+      o.mode = CrosscheckMode::kDeterministic;
+    } else if (m == "outcomes") {
+      o.mode = CrosscheckMode::kOutcomes;
+    } else if (m == "stress") {
+      o.mode = CrosscheckMode::kStress;
+    } else {
+      throw UsageError("--mode must be deterministic, outcomes or stress, not '" + m + "'");
+    }
+  }
+  o.samples = uint_opt("samples", o.mode == CrosscheckMode::kOutcomes ? 300 : 100);
+  o.seed = uint_opt("seed", 1);
+  o.stress.seed = o.seed;
+  o.max_events = static_cast<uint32_t>(uint_opt("max-events", o.mode == CrosscheckMode::kOutcomes ? 1 : 2));
+  o.single_events = !vm.count("no-single-events");
+  o.stress_threads_per_cpu = static_cast<uint32_t>(uint_opt("threads-per-cpu", 4));
+  if (o.stress_threads_per_cpu == 0) throw UsageError("--threads-per-cpu must be at least 1");
+  o.stress_ops_per_thread = uint_opt("ops", 250000);
+  o.max_details = static_cast<uint32_t>(uint_opt("details", 2));
+  if (vm.count("timeout")) {
+    auto v = ParseSeconds(text("timeout"));
+    if (!v || *v <= 0) throw UsageError("--timeout needs a positive number of seconds, not '" + text("timeout") + "'");
+    o.run_timeout_s = *v;
+    o.stress.timeout_s = *v;
+  }
+  std::optional<KernelVersion> kernel;
+  if (vm.count("kernel")) {
+    std::string why;
+    kernel = ParseKernelVersion(text("kernel"), &why);
+    if (!kernel) throw UsageError("--kernel: " + why);
+  }
+  o.kernel = ChosenKernel(kernel);
+  if (vm.count("model-fault")) {
+    if (text("model-fault") != "no-abort-on-migrate") {
+      throw UsageError("--model-fault must be no-abort-on-migrate, not '" + text("model-fault") + "'");
+    }
+    o.fault = RunOptions::ModelFault::kNoAbortOnMigrate;
+  }
+  std::map<std::string, int64_t> defines;
+  if (vm.count("define")) defines = ParseDefines(vm["define"].as<std::vector<std::string>>());
+  std::vector<std::string> files;
+  if (vm.count("file")) files = vm["file"].as<std::vector<std::string>>();
+  if (files.empty() && !defines.empty()) throw UsageError("-D needs FILE: constants belong to a scenario");
+  if (files.empty()) {
+    for (const BuiltinScenario& b : BuiltinScenarios()) files.push_back(b.name);
+  }
+  const bool json = vm.count("json") != 0;
+
+  // Load everything first: an input error stops before any kernel run.
+  std::vector<Scenario> scenarios;
+  for (const std::string& f : files) {
+    Scenario s = LoadScenario(f, defines);
+    if (o.mode == CrosscheckMode::kStress) {
+      std::map<std::string, int64_t> d = defines;
+      if (s.FindConstant("THREADS") >= 0 && !d.count("THREADS")) {
+        d["THREADS"] = static_cast<int64_t>(o.stress_threads_per_cpu) * s.num_cpus;
+      }
+      if (s.FindConstant("OPS") >= 0 && !d.count("OPS")) d["OPS"] = static_cast<int64_t>(o.stress_ops_per_thread);
+      s = LoadScenario(f, d);
+    }
+    scenarios.push_back(std::move(s));
+  }
+
+  g_stop.store(false);
+  struct sigaction sa = {}, old = {};
+  sa.sa_handler = OnCrosscheckSigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
+  int disagreements = 0, skipped_unavailable = 0, ran = 0;
+  bool interrupted = false;
+  for (const Scenario& s : scenarios) {
+    if (g_stop.load()) {
+      interrupted = true;
+      break;
+    }
+    harness::CrosscheckReport r = harness::Crosscheck(s, o, &g_stop);
+    if (r.interrupted || g_stop.load()) interrupted = true;
+    if (!r.skipped.empty()) {
+      ++skipped_unavailable;
+    } else {
+      ++ran;
+    }
+    if (r.disagreements) ++disagreements;
+    if (json) {
+      std::cout << harness::FormatReportJson(r) << "\n";
+    } else {
+      std::cout << harness::FormatReportLine(r) << "\n";
+      size_t shown = 0;
+      for (const harness::Disagreement& d : r.details) {
+        std::cout << "  disagreement: " << d.summary << "\n";
+        if (!d.token.empty()) {
+          std::cout << "    schedule: " << d.token << "\n    replay:   rseqmc replay " << ShellQuote(s.file.empty() ? s.name : s.file)
+                    << " --schedule " << d.token << "\n";
+        }
+        if (!d.detail.empty() && shown++ < o.max_details) {
+          std::istringstream in(d.detail);
+          for (std::string line; std::getline(in, line);) std::cout << "    " << line << "\n";
+        }
+      }
+    }
+    std::cout.flush();
+  }
+  sigaction(SIGINT, &old, nullptr);
+  if (!json) {
+    std::cout << "\nkernel " << harness::KernelRelease() << ", model " << KernelModelName(o.kernel.model)
+              << ", rseq registration " << (__rseq_size ? "glibc (" + std::to_string(__rseq_size) + " bytes)" : std::string("own (32 bytes)")) << ": "
+              << ran << " scenarios cross-checked, " << disagreements << " with disagreements"
+              << (skipped_unavailable ? ", " + std::to_string(skipped_unavailable) + " skipped" : "")
+              << (interrupted ? ", INTERRUPTED" : "") << ".\n";
+  }
+  if (interrupted) return kExitInterrupted;
+  if (disagreements) return kExitFail;
+  if (ran == 0 && skipped_unavailable > 0) return kExitUnavailable;
+  return kExitPass;
+}
+
+}  // namespace rseqmc::cli
