@@ -75,6 +75,8 @@ struct CrosscheckReport {
   double elapsed_s = 0;
   double runs_per_s = 0;        // real runs per second
   StressReport stress;          // stress mode
+  std::string expected;         // stress mode: the scenario's declared verdict
+  bool not_reproduced = false;  // stress mode: a planted bug that passed under the storms (not a disagreement)
   std::vector<Disagreement> details;
 };
 

@@ -219,6 +219,7 @@ void JitProgram::Compile() {
   Xbyak::Label assert_trap, segv;
   block_addr_.assign(n + 1, 0);
   instr_addr_.assign(n + 1, 0);
+  body_addr_.assign(n, 0);
   std::vector<uint64_t> stub_addr(n + 1, 0);
 
   // --- trampoline: int64 (fn, ctx, countdown) ---
@@ -331,6 +332,7 @@ void JitProgram::Compile() {
       g.add(g.qword[g.rax + kRecOffTracePos], 4);
       g.L(full);
     }
+    body_addr_[i] = cur();
     switch (in.op) {
       case Op::kLi:
         g.mov(g.rax, in.imm);

@@ -135,6 +135,10 @@ class JitProgram {
   // Address of IR instruction i's first x86 instruction (L_i); i == code size
   // gives the end of the code.
   uint64_t InstrAddress(uint32_t i) const { return instr_addr_[i]; }
+  // Address of IR instruction i's body (after the countdown and IR-trace
+  // prologue): [BodyAddress(i), BlockEnd(i)) is the code with its effect.
+  uint64_t BodyAddress(uint32_t i) const { return body_addr_[i]; }
+  uint64_t BlockEnd(uint32_t i) const { return block_addr_[i + 1]; }
   // IR instruction whose block [B_i, B_{i+1}) contains `addr`; -1 if none.
   int IndexOf(uint64_t addr) const;
   uint64_t abort_ip(uint32_t d) const;     // descriptor d's abort_ip (its stub)
@@ -175,6 +179,7 @@ class JitProgram {
   uint32_t trace_slots_;
   std::vector<uint64_t> block_addr_;  // B_i, size code+1
   std::vector<uint64_t> instr_addr_;  // L_i, size code+1
+  std::vector<uint64_t> body_addr_;   // after the prologue, size code
   std::vector<uint64_t> abort_stub_;  // per descriptor
   uint64_t rearm_stub_ = 0, done_trap_ = 0, assert_trap_ = 0, trampoline_ = 0;
   uint64_t func_addr_base_ = 0;

@@ -138,9 +138,13 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
         // The kernel kills the process when this thread next returns to user
         // space (rseq validation, a fault): resume it and expect the death.
         if (e.thread >= 0) {
+          plan.kill_thread = e.thread;
+          plan.kill_pc = e.pc;
           flush();
           run_end.resize(plan.actions.size() + 1, 0);
-          plan.actions.push_back(PlanAction{PlanAction::Kind::kRun, e.thread, 0, -1, kExpectDeath});
+          // One step: the kill happens on the way back to user space (rseq)
+          // or in the faulting instruction itself; either way, no trap follows.
+          plan.actions.push_back(PlanAction{PlanAction::Kind::kRun, e.thread, 1, -1, kExpectDeath});
         }
         break;
       default:

@@ -65,6 +65,8 @@ struct Plan {
   std::vector<std::vector<uint32_t>> pcs;  // per thread: executed IR instructions, in order
   std::vector<uint32_t> start_cpu;         // per thread
   uint32_t events = 0;                     // injected events
+  int kill_thread = -1;                    // the thread the process was killed in (kKill), if any
+  int64_t kill_pc = -1;                    // and where (a faulting instruction may show in its IR trace)
 };
 
 // A Scheduler wrapper that remembers at which trace position each injected

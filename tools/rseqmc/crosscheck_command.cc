@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -53,6 +54,8 @@ po::options_description Options() {
       ("no-single-events", "deterministic: skip the enumeration of every single-event schedule.")
       ("threads-per-cpu", po::value<std::string>()->value_name("N"), "stress: threads per CPU (default 4).")
       ("ops", po::value<std::string>()->value_name("N"), "stress: operations per thread (default 250000).")
+      ("storm-interval", po::value<std::string>()->value_name("MICROSECONDS"),
+       "stress: pause between two actions of each storm thread (default 100; 0 = no pause).")
       ("timeout", po::value<std::string>()->value_name("SECONDS"), "limit of one kernel run (default 10; stress 120).")
       ("kernel", po::value<std::string>()->value_name("VERSION"),
        "kernel model compared (default: the running kernel's version, if modelled).")
@@ -119,6 +122,16 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   o.stress_threads_per_cpu = static_cast<uint32_t>(uint_opt("threads-per-cpu", 4));
   if (o.stress_threads_per_cpu == 0) throw UsageError("--threads-per-cpu must be at least 1");
   o.stress_ops_per_thread = uint_opt("ops", 250000);
+  o.stress.storm_interval_us = 100;
+  if (vm.count("storm-interval")) {
+    const std::string v = text("storm-interval");
+    char* end = nullptr;
+    const double us = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0' || us < 0) {
+      throw UsageError("--storm-interval needs a non-negative number of microseconds, not '" + v + "'");
+    }
+    o.stress.storm_interval_us = us;
+  }
   o.max_details = static_cast<uint32_t>(uint_opt("details", 2));
   if (vm.count("timeout")) {
     auto v = ParseSeconds(text("timeout"));

@@ -1,0 +1,441 @@
+// Tests of the real-kernel cross-check (kernel/harness/) on the running kernel:
+// the JIT invariant (decoded with Zydis), the prototype's table reproduced by
+// the harness for the per-CPU counter, deterministic mode over every built-in
+// scenario with zero disagreements, each planted bug's minimal counterexample
+// breaking the property on the kernel too, a deliberately wrong model caught,
+// outcome mode inside the checker's reachable set, and no stopped, traced or
+// orphan process left after a timeout, a crash of the tracee or Ctrl-C.
+// Skipped (with the reason) where the harness cannot run.
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <Zydis/Zydis.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel/harness/crosscheck.h"
+#include "kernel/harness/jit.h"
+#include "kernel/harness/tracer.h"
+#include "model/explorer.h"
+#include "model/minimize.h"
+#include "scenarios/builtin.h"
+#include "scenarios/parser.h"
+#include "sim/machine.h"
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+#include "tests/cli_runner.h"
+
+namespace rseqmc::harness {
+namespace {
+
+Scenario Builtin(const std::string& name, const std::map<std::string, int64_t>& defines = {}) {
+  const BuiltinScenario* b = FindBuiltinScenario(name);
+  if (b == nullptr) throw std::runtime_error("no built-in scenario " + name);
+  return ParseScenario(b->text, b->path, defines);
+}
+
+#define SKIP_IF_NO_HARNESS(s)                                         \
+  do {                                                                \
+    const std::string why = HarnessUnavailableReason((s).num_cpus);   \
+    if (!why.empty()) GTEST_SKIP() << "real-kernel harness: " << why; \
+  } while (0)
+
+// Processes whose parent is this process (children not yet reaped, or
+// orphans re-parented to us as a child subreaper).
+std::vector<std::string> OurChildren() {
+  std::vector<std::string> out;
+  const pid_t me = getpid();
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream st(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(st, line)) continue;
+    const size_t rp = line.rfind(')');
+    if (rp == std::string::npos) continue;
+    std::istringstream rest(line.substr(rp + 2));
+    char state;
+    long ppid;
+    rest >> state >> ppid;
+    if (ppid == me) out.push_back(std::string(e->d_name) + " state " + state + " " + line.substr(0, rp + 1));
+  }
+  closedir(d);
+  return out;
+}
+
+uint32_t LabelIndex(const Scenario& s, const std::string& func, const std::string& label) {
+  const int f = s.program.FindFunction(func);
+  EXPECT_GE(f, 0) << func;
+  const Function& fn = s.program.functions[f];
+  if (label.empty()) return fn.first;
+  for (const Label& l : fn.labels) {
+    if (l.name == label) return l.index;
+  }
+  ADD_FAILURE() << "no label " << func << ":" << label;
+  return 0;
+}
+
+// Injects events the first time the running thread of CPU 0..n reaches an
+// instruction: `at[pc]` = the event (its cpu is filled in).
+class AtPcScheduler : public Scheduler {
+ public:
+  explicit AtPcScheduler(std::vector<std::pair<uint32_t, Decision>> at) : at_(std::move(at)) {}
+  void BeginExecution(const Machine&) override { next_ = 0; }
+  Decision Choose(const ChoiceView& v) override {
+    const int cpu = v.DefaultCpu();
+    const int t = v.Running(cpu);
+    if (next_ < at_.size() && t >= 0 && v.machine().thread(t).cur().pc == at_[next_].first) {
+      Decision d = at_[next_++].second;
+      d.cpu = static_cast<int8_t>(cpu);
+      if (v.IsValid(d)) return d;
+      ADD_FAILURE() << "invalid event " << ToString(d);
+    }
+    return Decision::Step(cpu);
+  }
+
+ private:
+  std::vector<std::pair<uint32_t, Decision>> at_;
+  size_t next_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+
+// DESIGN.md §2: in every IR instruction's body, at most one x86 instruction
+// has an effect other threads can see (a store, a locked or xchg read-modify-
+// write, a syscall), and after it only private state changes (the register
+// file at rbx, the stack, registers, flags, the jump). observe/assert write
+// the harness's records and are exempt.
+TEST(Jit, OnlyTheLastInstructionOfABlockHasAVisibleEffect) {
+  ZydisDecoder dec;
+  ASSERT_EQ(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64), ZYAN_STATUS_SUCCESS);
+  size_t checked = 0, with_effect = 0;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    Scenario s = ParseScenario(b.text, b.path);
+    JitProgram jit(s, JitOptions{});
+    for (uint32_t i = 0; i < s.program.code.size(); ++i) {
+      const Op op = s.program.code[i].op;
+      // observe/assert write the harness's records; sig's body is a jump
+      // over the signature word (data, not code).
+      if (op == Op::kObserve || op == Op::kAssert || op == Op::kSig) continue;
+      uint64_t pc = jit.BodyAddress(i);
+      const uint64_t end = jit.BlockEnd(i);
+      int effects = 0;
+      std::string listing;
+      while (pc < end) {
+        ZydisDecodedInstruction in;
+        ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+        ASSERT_EQ(ZydisDecoderDecodeFull(&dec, reinterpret_cast<const void*>(pc), end - pc, &in, ops),
+                  ZYAN_STATUS_SUCCESS)
+            << b.name << " " << s.program.DescribeIndex(i);
+        bool shared = in.mnemonic == ZYDIS_MNEMONIC_SYSCALL ||
+                      (in.attributes & ZYDIS_ATTRIB_HAS_LOCK) != 0;
+        for (int k = 0; k < in.operand_count; ++k) {
+          const ZydisDecodedOperand& o = ops[k];
+          if (o.type != ZYDIS_OPERAND_TYPE_MEMORY || !(o.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) continue;
+          // The register file (rbx) and the stack are the thread's own;
+          // anything else (xchg's implicitly locked operand too) is shared.
+          if (o.mem.base != ZYDIS_REGISTER_RBX && o.mem.base != ZYDIS_REGISTER_RSP) shared = true;
+        }
+        listing += std::string(ZydisMnemonicGetString(in.mnemonic)) + (shared ? "*" : "") + " ";
+        if (shared) ++effects;
+        pc += in.length;
+      }
+      ++checked;
+      with_effect += effects > 0;
+      EXPECT_LE(effects, 1) << b.name << " " << s.program.DescribeIndex(i) << ": " << listing;
+      const bool must_have_effect = op == Op::kSt || op == Op::kSt32 || op == Op::kRseqArm || op == Op::kCas ||
+                                    op == Op::kXadd || op == Op::kXchg;
+      if (must_have_effect) {
+        EXPECT_EQ(effects, 1) << b.name << " " << s.program.DescribeIndex(i) << ": " << listing;
+      }
+    }
+  }
+  EXPECT_GT(checked, 400u);
+  EXPECT_GT(with_effect, 50u);
+}
+
+// The descriptor the JIT emits is the IR's, in x86 addresses: start_ip is the
+// first x86 instruction of `start`, the section ends where `post`'s block
+// begins, abort_ip is the abort stub, and the 4 bytes before it are the
+// signature (reference/rseq-semantics.md §7.17).
+TEST(Jit, DescriptorsAndSignatureAreTheIrs) {
+  Scenario s = Builtin("percpu_counter");
+  JitProgram jit(s, JitOptions{});
+  ASSERT_EQ(s.program.descriptors.size(), 1u);
+  const CsDescriptor& cs = s.program.descriptors[0];
+  const auto* d = reinterpret_cast<const uint64_t*>(jit.descriptor_address(0));
+  EXPECT_EQ(d[0], 0u);  // version 0, flags 0
+  EXPECT_EQ(d[1], jit.InstrAddress(cs.start));
+  EXPECT_EQ(d[1] + d[2], jit.BlockEnd(cs.post_commit - 1));
+  EXPECT_EQ(d[3], jit.abort_ip(0));
+  uint32_t sig;
+  std::memcpy(&sig, reinterpret_cast<const void*>(jit.abort_ip(0) - 4), 4);
+  EXPECT_EQ(sig, kRseqSig);
+  EXPECT_EQ(jit.IndexOf(jit.abort_ip(0)), static_cast<int>(cs.abort));
+  EXPECT_EQ(jit.IndexOf(jit.InstrAddress(cs.start)), static_cast<int>(cs.start));
+}
+
+// reference/inject-prototype.md table (3), reproduced by the harness for the
+// per-CPU counter (one thread, starting on CPU 0): every boundary of the
+// critical section's function x {preempt, migrate to CPU 1, signal}, asserted
+// exactly on the kernel's result, and the simulator agrees.
+TEST(Crosscheck, PrototypeTableOnTheKernel) {
+  Scenario s = Builtin("percpu_counter", {{"THREADS", 1}});
+  SKIP_IF_NO_HARNESS(s);
+  const std::string f = "rseq_load_add_store";
+  const uint32_t arm = LabelIndex(s, f, "");
+  const uint32_t start = LabelIndex(s, f, "start");
+  const uint32_t post = LabelIndex(s, f, "post");
+  const uint32_t abort_l = LabelIndex(s, f, "abort");
+  const uint32_t handler_ret = LabelIndex(s, "on_sigusr1", "") + 3;
+  struct Row {
+    std::string name;
+    uint32_t pc;
+    bool in_section;
+  };
+  std::vector<Row> rows = {{"arm (k=-1)", arm, false}};
+  for (uint32_t k = start; k < post; ++k) rows.push_back({"k=" + std::to_string(k - start), k, true});
+  rows.push_back({"post", post, false});
+  rows.push_back({"post+1 (ret)", post + 1, false});
+  JitProgram jit(s, JitOptions{});
+  Simulator sim(s);
+  auto event = [](const std::string& kind) {
+    return kind == "preempt" ? Decision::Preempt(0) : kind == "migrate" ? Decision::Migrate(0, 1)
+                                                                        : Decision::Signal(0, kSigUsr1);
+  };
+  // Simulates the events (at the first time the thread reaches each pc),
+  // forces the same schedule on the kernel, and checks they agree exactly.
+  auto run_cell = [&](std::vector<std::pair<uint32_t, Decision>> at) {
+    const size_t n = at.size();
+    AtPcScheduler sched(std::move(at));
+    Plan plan;
+    ExecutionResult r = SimulateForPlan(sim, sched, &plan);
+    EXPECT_EQ(plan.events, n);
+    RealResult real = RunPlan(jit, plan);
+    EXPECT_EQ(CompareRuns(s, r, plan, real), "");
+    return real;
+  };
+  int cells = 0;
+  for (const Row& row : rows) {
+    for (const char* kind : {"preempt", "migrate", "signal"}) {
+      SCOPED_TRACE(row.name + " " + kind);
+      RealResult real = run_cell({{row.pc, event(kind)}});
+      ExecutionResult k = AsExecutionResult(s, real);
+      ASSERT_TRUE(real.completed) << real.harness_error;
+      EXPECT_EQ(k.verdict, Verdict::kPass);
+      // The abort happens exactly inside [start_ip, start_ip + post_commit_offset).
+      EXPECT_EQ(k.threads[0].aborts, row.in_section ? 1u : 0u);
+      const bool migrated = std::string(kind) == "migrate";
+      // A migration inside the section, or before start_ip, makes the
+      // (re)tried section run on CPU 1; at/after post it committed on CPU 0.
+      const bool on_cpu1 = migrated && (row.in_section || row.pc == arm);
+      EXPECT_EQ(k.SymbolValue(s, "counter", 0), on_cpu1 ? 0 : 1);
+      EXPECT_EQ(k.SymbolValue(s, "counter", 1), on_cpu1 ? 1 : 0);
+      EXPECT_EQ(k.threads[0].final_cpu, migrated ? 1u : 0u);
+      EXPECT_EQ(k.SymbolValue(s, "signals"), std::string(kind) == "signal" ? 1 : 0);
+      EXPECT_EQ(k.threads[0].ret, 1);
+      if (std::string(kind) == "signal") {
+        // The handler's frame returns to abort_ip inside the section, else
+        // to the interrupted instruction.
+        const auto& pcs = real.threads[0].pcs;
+        auto it = std::find(pcs.begin(), pcs.end(), handler_ret);
+        ASSERT_NE(it, pcs.end());
+        ASSERT_NE(it + 1, pcs.end());
+        EXPECT_EQ(*(it + 1), row.in_section ? abort_l : row.pc);
+      }
+      ++cells;
+    }
+  }
+  // The abort_ip row: after one forced abort at the load, an event causes no
+  // additional abort once the thread is at abort_ip. (The simulator performs
+  // the fix-up on the way back to user space, together with running the
+  // instruction at abort_ip, so its first boundary there is after that
+  // instruction: abort_ip+1.)
+  for (const char* kind : {"preempt", "migrate", "signal"}) {
+    SCOPED_TRACE(std::string("abort_ip ") + kind);
+    RealResult real = run_cell({{start + 2, Decision::Preempt(0)}, {abort_l + 1, event(kind)}});
+    ExecutionResult k = AsExecutionResult(s, real);
+    EXPECT_EQ(k.threads[0].aborts, 1u);
+    const bool migrated = std::string(kind) == "migrate";
+    EXPECT_EQ(k.SymbolValue(s, "counter", 0), migrated ? 0 : 1);
+    EXPECT_EQ(k.SymbolValue(s, "counter", 1), migrated ? 1 : 0);
+    ++cells;
+  }
+  EXPECT_EQ(cells, 3 * 8 + 3);
+}
+
+// Deterministic mode over every built-in scenario: every single-event
+// schedule and 20 random multi-event ones agree exactly.
+TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    Scenario s = ParseScenario(b.text, b.path);
+    SKIP_IF_NO_HARNESS(s);
+    CrosscheckOptions o;
+    o.samples = 20;
+    CrosscheckReport r = Crosscheck(s, o);
+    EXPECT_EQ(r.skipped, "") << b.name;
+    EXPECT_EQ(r.disagreements, 0u) << b.name << ": " << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
+    EXPECT_GT(r.compared, 100u) << b.name;
+    EXPECT_EQ(r.agreements, r.compared) << b.name;
+  }
+}
+
+// Each planted bug's minimal counterexample (the checker's failure, minimised)
+// breaks the scenario on the kernel too, with the same verdict, and the kernel
+// run follows the simulated one exactly: the bug is real, not a model artefact.
+TEST(Crosscheck, PlantedBugsFailOnTheKernelToo) {
+  int bugs = 0;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    if (b.name.rfind("buggy/", 0) != 0) continue;
+    Scenario s = ParseScenario(b.text, b.path);
+    SKIP_IF_NO_HARNESS(s);
+    SCOPED_TRACE(b.name);
+    ExploreOptions eo;
+    eo.bounds.max_events = 1;
+    ExploreResult er = Explore(s, eo);
+    ASSERT_TRUE(er.failure.has_value());
+    MinimizeStats stats;
+    Schedule min = MinimizeSchedule(s, eo.run, er.failure->schedule, er.failure->verdict, &stats);
+    EXPECT_EQ(min.NumEvents(), 1u);
+    Simulator sim(s);
+    ReplayScheduler replay(min);
+    Plan plan;
+    ExecutionResult r = SimulateForPlan(sim, replay, &plan);
+    ASSERT_EQ(r.verdict, s.expected);
+    JitProgram jit(s, JitOptions{});
+    RealResult real = RunPlan(jit, plan);
+    EXPECT_EQ(CompareRuns(s, r, plan, real), "");
+    EXPECT_EQ(AsExecutionResult(s, real).verdict, s.expected) << real.message;
+    ++bugs;
+  }
+  EXPECT_EQ(bugs, 5);
+}
+
+// A model that does not abort on migration (kernel/rseq.c rseq_migrate() says
+// it must) is caught: the cross-check fails, and names what differs.
+TEST(Crosscheck, WrongModelIsCaught) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 0;
+  CrosscheckReport good = Crosscheck(s, o);
+  EXPECT_EQ(good.disagreements, 0u);
+  o.fault = RunOptions::ModelFault::kNoAbortOnMigrate;
+  CrosscheckReport bad = Crosscheck(s, o);
+  EXPECT_GT(bad.disagreements, 5u);
+  EXPECT_EQ(bad.compared, good.compared);
+  ASSERT_FALSE(bad.details.empty());
+  EXPECT_NE(bad.details[0].detail.find("migrate"), std::string::npos) << bad.details[0].detail;
+}
+
+// Outcome mode: concurrent runs with random events stay inside the checker's
+// reachable set, and cover most of it.
+TEST(Crosscheck, OutcomesLieInTheReachableSet) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.mode = CrosscheckMode::kOutcomes;
+  o.samples = 200;
+  o.max_events = 1;
+  CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
+  EXPECT_EQ(r.compared, 200u);
+  EXPECT_EQ(r.reachable, 4u);  // the per-CPU split of the 2 increments (golden, events <= 1)
+  EXPECT_GE(r.seen, 2u);
+  EXPECT_LE(r.seen, r.reachable);
+}
+
+// ---- no process left behind ----
+
+TEST(Crosscheck, TimeoutLeavesNoProcess) {
+  Scenario s = ParseScenario(
+      "scenario spin\ncpus 1\nfunc main\nloop:\n  jmp loop\nend\nthread t entry main cpu 0\n", "spin.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  JitProgram jit(s, JitOptions{});
+  Plan plan;
+  plan.pcs.assign(1, {});
+  plan.actions.push_back(PlanAction{PlanAction::Kind::kRun, 0, 1000000000u, -1, -1});
+  TracerOptions to;
+  to.timeout_s = 0.3;
+  RealResult r = RunPlan(jit, plan, to);
+  EXPECT_FALSE(r.completed);
+  EXPECT_NE(r.harness_error.find("timed out"), std::string::npos) << r.harness_error;
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+}
+
+TEST(Crosscheck, CrashOfTheTraceeLeavesNoProcess) {
+  // A load from address 8: SIGSEGV in the simulator and on the kernel.
+  Scenario s = ParseScenario(
+      "scenario crash\ncpus 1\nvar x: u64 = 0\nfunc main\n  li r1, 8\n  ld r2, [r1]\n  ret\nend\n"
+      "thread t entry main cpu 0\n",
+      "crash.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  Simulator sim(s);
+  ReplayScheduler base(Schedule{});
+  Plan plan;
+  ExecutionResult r = SimulateForPlan(sim, base, &plan);
+  ASSERT_EQ(r.verdict, Verdict::kSigsegv);
+  JitProgram jit(s, JitOptions{});
+  RealResult real = RunPlan(jit, plan);
+  EXPECT_EQ(CompareRuns(s, r, plan, real), "");
+  EXPECT_EQ(AsExecutionResult(s, real).verdict, Verdict::kSigsegv);
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+}
+
+TEST(Crosscheck, CtrlCLeavesNoProcess) {
+  Scenario s = Builtin("percpu_list");
+  SKIP_IF_NO_HARNESS(s);
+  // Orphans of the CLI would be re-parented to us: none may exist afterwards.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  testing::Interrupt intr;
+  intr.enabled = true;
+  intr.after_s = 0.7;
+  testing::CliResult res = testing::RunCli({"crosscheck", "percpu_list", "--samples", "1000000"}, intr);
+  EXPECT_EQ(res.code, 3) << res.err;
+  EXPECT_NE(res.out.find("[interrupted]"), std::string::npos) << res.out;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(CrosscheckCli, JsonLineHasTheKeys) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  testing::CliResult res = testing::RunCli({"crosscheck", "percpu_counter", "--samples", "5", "--json"});
+  EXPECT_EQ(res.code, 0) << res.err;
+  for (const char* key : {"\"scenario\":\"percpu_counter\"", "\"mode\":\"deterministic\"", "\"kernel_release\":",
+                          "\"rseq_size\":", "\"compared\":", "\"disagreements\":0", "\"coverage\":", "\"elapsed_s\":"}) {
+    EXPECT_NE(res.out.find(key), std::string::npos) << key << " in " << res.out;
+  }
+}
+
+TEST(CrosscheckCli, WrongModelExitsOne) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  testing::CliResult res =
+      testing::RunCli({"crosscheck", "percpu_counter", "--samples", "0", "--model-fault", "no-abort-on-migrate"});
+  EXPECT_EQ(res.code, 1) << res.err;
+  EXPECT_NE(res.out.find("disagreement:"), std::string::npos);
+  EXPECT_NE(res.out.find("rseqmc replay"), std::string::npos);
+}
+
+TEST(CrosscheckCli, BadUsageExitsTwo) {
+  EXPECT_EQ(testing::RunCli({"crosscheck", "--mode", "sideways"}).code, 2);
+  EXPECT_EQ(testing::RunCli({"crosscheck", "--samples", "-3"}).code, 2);
+  EXPECT_EQ(testing::RunCli({"crosscheck", "no/such/scenario"}).code, 2);
+}
+
+}  // namespace
+}  // namespace rseqmc::harness
