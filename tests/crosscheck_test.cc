@@ -224,6 +224,9 @@ TEST(Crosscheck, PrototypeTableOnTheKernel) {
     ExecutionResult r = SimulateForPlan(sim, sched, &plan);
     EXPECT_EQ(plan.events, n);
     RealResult real = RunPlan(jit, plan);
+    // Once more if they differ: a preemption by another process on this CPU
+    // is an event the schedule does not have (Crosscheck() does the same).
+    if (!CompareRuns(s, r, plan, real).empty()) real = RunPlan(jit, plan);
     EXPECT_EQ(CompareRuns(s, r, plan, real), "");
     return real;
   };

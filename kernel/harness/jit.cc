@@ -244,12 +244,20 @@ void JitProgram::Compile() {
   g.pop(g.rbx);
   g.ret();
   g.align(16);
-  // --- re-arm stub: rseq->rseq_cs := rax; jmp rcx ---
+  // --- re-arm stub: rseq->rseq_cs := rec->rearm_cs; continue at rec->rearm_ip;
+  // every register and the flags preserved (mov/push/ret change no flag) ---
   rearm_stub_ = cur();
-  g.mov(g.rdx, rseq_off);
+  g.push(g.rax);
+  g.push(g.rcx);
+  g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
+  g.push(g.qword[g.rax + static_cast<int>(offsetof(ThreadRecord, rearm_ip))]);
+  g.mov(g.rcx, g.qword[g.rax + static_cast<int>(offsetof(ThreadRecord, rearm_cs))]);
+  g.mov(g.rax, rseq_off);
   g.putSeg(g.fs);
-  g.mov(g.qword[g.rdx + static_cast<int>(kRseqOffRseqCs)], g.rax);
-  g.jmp(g.rcx);
+  g.mov(g.qword[g.rax + static_cast<int>(kRseqOffRseqCs)], g.rcx);
+  g.mov(g.rcx, g.qword[g.rsp + 8]);
+  g.mov(g.rax, g.qword[g.rsp + 16]);
+  g.ret(16);  // to rearm_ip, dropping the two saved registers
   g.align(16);
   // --- done trap ---
   done_trap_ = cur();

@@ -78,6 +78,8 @@ struct ThreadRecord {
     uint32_t pad;
     int64_t value;
   } observed[kMaxObservations];
+  uint64_t rearm_cs = 0;       // re-arm stub: the rseq_cs value to restore (written by the tracer)
+  uint64_t rearm_ip = 0;       // re-arm stub: where the thread continues
   uint64_t trace_pos = 0;      // address of the next IR trace slot (u32 each)
   uint64_t trace_end = 0;      // one past the last slot
   uint64_t trace_begin = 0;
@@ -143,8 +145,11 @@ class JitProgram {
   int IndexOf(uint64_t addr) const;
   uint64_t abort_ip(uint32_t d) const;     // descriptor d's abort_ip (its stub)
   uint64_t descriptor_address(uint32_t d) const;
-  // The tracer's "pause without preempting" stub: rip := stub with rax = the
-  // value to re-arm rseq->rseq_cs with and rcx = the address to continue at.
+  // The tracer's "pause without preempting" stub: with rip := stub, it stores
+  // the thread record's rearm_cs into rseq->rseq_cs and continues at
+  // rearm_ip, changing no register and no flag (the thread may be stopped in
+  // the middle of a block, e.g. after a syscall, with live scratch registers).
+  // rbx must point to the thread's JitContext, as everywhere in JIT code.
   uint64_t rearm_stub() const { return rearm_stub_; }
   // int3 addresses: a thread finished (its wrapper calls this) / an assert failed.
   uint64_t done_trap() const { return done_trap_; }

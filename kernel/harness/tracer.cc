@@ -184,6 +184,7 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
 namespace {
 
 JitProgram* g_jit = nullptr;  // set by RunPlan before fork; read by the child
+bool g_need_ipi_helper = false;  // likewise: the run injects membarrier IPIs
 thread_local ThreadRecord* tl_rec = nullptr;
 std::atomic<pid_t> g_tracee{0};
 
@@ -224,6 +225,7 @@ void* IpiHelper(void*) {
 
 void* Worker(void* arg) {
   const int t = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // per thread: the leader exits early
   const ThreadSpec& ts = g_jit->scenario().threads[t];
   ThreadRecord* rec = g_jit->record(t);
   rec->tid = static_cast<int32_t>(syscall(SYS_gettid));
@@ -257,15 +259,23 @@ void* Worker(void* arg) {
   syscall(SYS_membarrier, kMembarrierCmdRegisterPrivateExpeditedRseq, 0, 0);
   const Scenario& s = g_jit->scenario();
   internal::InstallScenarioSignals(s, OnSignal);
-  pthread_t helper;
-  pthread_create(&helper, nullptr, IpiHelper, nullptr);
+  // The tracee has the scenario's threads and nothing else that holds an
+  // mm_cid or counts in mm_users (membarrier's single-thread shortcut): the
+  // IPI helper exists only when the run injects IPIs, and the main thread
+  // exits once the workers exist (a zombie leader holds neither).
+  if (g_need_ipi_helper) {
+    pthread_t helper;
+    pthread_create(&helper, nullptr, IpiHelper, nullptr);
+  }
   if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(112);
   raise(SIGSTOP);
   std::vector<pthread_t> th(s.threads.size());
   for (size_t t = 0; t < s.threads.size(); ++t) {
     pthread_create(&th[t], nullptr, Worker, reinterpret_cast<void*>(static_cast<intptr_t>(t)));
   }
-  for (;;) pause();
+  // exit(2) of this thread only, without pthread_exit()'s unwinding (which a
+  // caller's catch(...) in the forked copy of the stack would swallow).
+  for (;;) syscall(SYS_exit, 0);
 }
 
 std::string Hex(uint64_t v) {
@@ -311,8 +321,9 @@ namespace {
 // instruction, the ptrace primitives, results, and teardown.
 class Session {
  public:
-  Session(JitProgram& jit, const TracerOptions& opt, RealResult& res)
+  Session(JitProgram& jit, const TracerOptions& opt, RealResult& res, bool ipi_helper)
       : jit_(jit), s_(jit.scenario()), res_(res), n_(static_cast<int>(s_.threads.size())) {
+    g_need_ipi_helper = ipi_helper;
     for (const ThreadSpec& ts : s_.threads) {
       if (ts.entry < 0) throw HarnessError("thread " + ts.name + " has a C++ body; only IR threads run on the kernel");
     }
@@ -382,7 +393,8 @@ class Session {
     return regs.fs_base + JitProgram::RseqOffset() + kRseqOffRseqCs;
   }
   // Resume through the re-arm stub: no rseq abort for this stop.
-  bool ResumeQuiet(pid_t tid, user_regs_struct& regs, uint64_t continue_at) {
+  bool ResumeQuiet(int t, user_regs_struct& regs, uint64_t continue_at) {
+    const pid_t tid = tids[t];
     errno = 0;
     long w = ptrace(PTRACE_PEEKDATA, tid, reinterpret_cast<void*>(RseqCsAddr(regs)), nullptr);
     if (errno != 0) return false;
@@ -393,8 +405,10 @@ class Session {
     if (cs != 0 && ptrace(PTRACE_POKEDATA, tid, reinterpret_cast<void*>(RseqCsAddr(regs)), nullptr) != 0) {
       return false;
     }
-    regs.rax = cs;
-    regs.rcx = continue_at;
+    ThreadRecord* rec = jit_.record(t);
+    rec->rearm_cs = cs;
+    rec->rearm_ip = continue_at;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     regs.rip = jit_.rearm_stub();
     return ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0 && ptrace(PTRACE_CONT, tid, nullptr, nullptr) == 0;
   }
@@ -411,7 +425,7 @@ class Session {
       return ptrace(PTRACE_SETREGS, tids[t], nullptr, &regs) == 0 &&
              ptrace(PTRACE_CONT, tids[t], nullptr, nullptr) == 0;
     }
-    return ResumeQuiet(tids[t], regs, at);
+    return ResumeQuiet(t, regs, at);
   }
 
   // Waits for the tracee's SIGSTOP, then for every worker's first trap.
@@ -434,8 +448,9 @@ class Session {
         dead = true;
         break;
       }
+      if (tid == pid_ && WIFEXITED(st)) continue;  // the leader's pthread_exit()
       if (WIFEXITED(st) || WIFSIGNALED(st)) {
-        if (tid == pid_) NoteDeath(st);
+        NoteDeath(st);
         Fail("the tracee died during setup");
         dead = true;
         break;
@@ -530,6 +545,7 @@ class Session {
         dead = true;
         return Got::kError;
       }
+      if (wt == pid_ && WIFEXITED(st)) continue;  // the leader's pthread_exit()
       if (WIFEXITED(st) || WIFSIGNALED(st)) {
         NoteDeath(st);
         return Got::kDeath;
@@ -576,7 +592,7 @@ class Session {
       const SignalSpec* spec = s_.FindSignal(sig);
       if (spec && spec->handler < 0) {
         user_regs_struct r2;
-        if (!Regs(wt, &r2) || !ResumeQuiet(wt, r2, r2.rip)) {
+        if (!Regs(wt, &r2) || !ResumeQuiet(*t, r2, r2.rip)) {
           Fail("suppressing an ignored signal failed");
           dead = true;
           return Got::kError;
@@ -626,7 +642,9 @@ class Session {
 
 RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) {
   RealResult res;
-  Session ss(jit, opt, res);
+  const bool ipis = std::any_of(plan.actions.begin(), plan.actions.end(),
+                                [](const PlanAction& a) { return a.kind == PlanAction::Kind::kIpi; });
+  Session ss(jit, opt, res, ipis);
   const Scenario& s = jit.scenario();
   ss.Setup();
   for (size_t ai = 0; ai < plan.actions.size() && !ss.dead && !ss.assert_failed && res.divergence.empty(); ++ai) {
@@ -685,7 +703,9 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
 
 RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events, const TracerOptions& opt) {
   RealResult res;
-  Session ss(jit, opt, res);
+  const bool ipis = std::any_of(events.begin(), events.end(),
+                                [](const ThreadEvent& e) { return e.kind == PlanAction::Kind::kIpi; });
+  Session ss(jit, opt, res, ipis);
   const Scenario& s = jit.scenario();
   const int n = static_cast<int>(s.threads.size());
   std::vector<std::vector<ThreadEvent>> per(n);
