@@ -57,6 +57,11 @@ TEST(CrosscheckProperty, GeneratedProgramsAgree) {
   testgen::GenOptions go;
   go.max_cpus = 2;  // the CI machines have 2 CPUs
   go.max_threads = 3;
+  // mm_cid values: the simulator allocates the lowest free id at switch-in
+  // (6.3); on 6.18 the id a thread gets depends on real timing (which CPU's
+  // cached id it finds), so no model can predict it run for run
+  // (tests/replay/known_mm_cid_618.known). Everything else is compared.
+  go.mm_cid = false;
   {
     const std::string why = HarnessUnavailableReason(go.max_cpus);
     if (!why.empty()) GTEST_SKIP() << "real-kernel harness: " << why;
@@ -69,6 +74,8 @@ TEST(CrosscheckProperty, GeneratedProgramsAgree) {
   uint64_t cases = 0, events = 0;
   const bool ok = rc::check("simulator and kernel agree on generated programs", [&] {
     const testgen::GeneratedScenario g = *testgen::GenScenario(go);
+    // node_id is the machine's: only scenarios with its NUMA layout compare.
+    RC_PRE(HarnessUnavailableReason(g.scenario).empty());
     const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
     RandomOptions ro;
     ro.max_events = *rc::gen::inRange<uint32_t>(0, 5);
@@ -124,7 +131,7 @@ TEST(CrosscheckReplay, RegressionFilesAgree) {
     } else {
       s = ParseScenarioFile(dir + "/" + scenario);
     }
-    const std::string why = HarnessUnavailableReason(s.num_cpus);
+    const std::string why = HarnessUnavailableReason(s);
     if (!why.empty()) GTEST_SKIP() << "real-kernel harness: " << why;
     ReplayScheduler replay(DecodeSchedule(s, token));
     EXPECT_EQ(ForceAndCompare(s, replay, nullptr), "");

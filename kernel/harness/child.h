@@ -62,9 +62,13 @@ class Watchdog {
 // Installs the scenario's signal dispositions in the calling process: a
 // signal with an IR handler gets `handler` (SA_SIGINFO, SA_NODEFER when the
 // scenario says so; the handler runs the IR function), one without is
-// ignored (SIG_IGN). Errors of sigaction() (an invalid number) are ignored:
+// ignored (SIG_IGN); fault signals get their default action back. Errors of
+// sigaction() (an invalid number) are ignored:
 // the scenario was validated.
 inline void InstallScenarioSignals(const Scenario& s, void (*handler)(int, siginfo_t*, void*)) {
+  // A fault kills the child as it would the scenario's process, even when the
+  // parent installed its own handlers (sanitizers catch SIGSEGV and exit(1)).
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) signal(sig, SIG_DFL);
   for (const SignalSpec& spec : s.signals) {
     struct sigaction sa {};
     if (spec.handler >= 0) {

@@ -208,6 +208,13 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     }
   };
 
+  if (!o.schedule.empty()) {
+    ReplayScheduler one(DecodeSchedule(s, o.schedule));
+    compare_one(one);
+    rep.interrupted = Stopped(stop);
+    rep.runs_per_s = real_runs / std::max(Since(t0), 1e-9);
+    return;
+  }
   // The default execution and every single-event schedule.
   {
     ReplayScheduler base(Schedule{});
@@ -419,7 +426,7 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
       return rep;
     }
   }
-  rep.skipped = HarnessUnavailableReason(s.num_cpus);
+  rep.skipped = HarnessUnavailableReason(s);
   if (!rep.skipped.empty()) return rep;
   switch (o.mode) {
     case CrosscheckMode::kDeterministic:

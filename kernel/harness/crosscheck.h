@@ -45,6 +45,7 @@ struct CrosscheckOptions {
   RunOptions::ModelFault fault = RunOptions::ModelFault::kNone;  // tests only
   double run_timeout_s = 10;    // per real run
   uint32_t max_details = 2;     // disagreements described in full
+  std::string schedule;         // deterministic: force only this schedule token (rsq1...), with full detail
   // stress
   uint32_t stress_threads_per_cpu = 4;
   uint64_t stress_ops_per_thread = 250000;

@@ -148,7 +148,7 @@ JitProgram::~JitProgram() {
 }
 
 void JitProgram::ResetState() {
-  std::memcpy(data_, data_init_.data(), data_used_);
+  if (data_used_ > 0) std::memcpy(data_, data_init_.data(), data_used_);
   std::memset(static_cast<char*>(data_) + data_used_, 0, data_bytes_ - data_used_);
   std::memset(static_cast<void*>(shared_), 0, shared_bytes_);
   const size_t nthreads = s_.threads.size();
@@ -244,20 +244,22 @@ void JitProgram::Compile() {
   g.pop(g.rbx);
   g.ret();
   g.align(16);
-  // --- re-arm stub: rseq->rseq_cs := rec->rearm_cs; continue at rec->rearm_ip;
-  // every register and the flags preserved (mov/push/ret change no flag) ---
+  // --- re-arm stub. The tracer leaves [rsp] = the rseq_cs value to restore
+  // and [rsp+8] = where to continue (on the thread's own stack, so that a
+  // signal delivered before the stub runs, whose frame returns to the stub,
+  // still finds them: the kernel builds frames below the red zone). Every
+  // register and the flags are preserved (push/pop/mov/lea/ret set no flag).
   rearm_stub_ = cur();
   g.push(g.rax);
   g.push(g.rcx);
-  g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
-  g.push(g.qword[g.rax + static_cast<int>(offsetof(ThreadRecord, rearm_ip))]);
-  g.mov(g.rcx, g.qword[g.rax + static_cast<int>(offsetof(ThreadRecord, rearm_cs))]);
+  g.mov(g.rcx, g.qword[g.rsp + 16]);  // the rseq_cs value
   g.mov(g.rax, rseq_off);
   g.putSeg(g.fs);
   g.mov(g.qword[g.rax + static_cast<int>(kRseqOffRseqCs)], g.rcx);
-  g.mov(g.rcx, g.qword[g.rsp + 8]);
-  g.mov(g.rax, g.qword[g.rsp + 16]);
-  g.ret(16);  // to rearm_ip, dropping the two saved registers
+  g.pop(g.rcx);
+  g.pop(g.rax);
+  g.lea(g.rsp, g.ptr[g.rsp + 8]);     // drop the rseq_cs slot
+  g.ret();                            // to the continuation; rsp back where it was
   g.align(16);
   // --- done trap ---
   done_trap_ = cur();
@@ -309,6 +311,17 @@ void JitProgram::Compile() {
     }
   };
   auto store_r0 = [&] { g.mov(R(0), g.rax); };
+  // reg := the current CPU, from getcpu(2) (clobbers rax, rcx, rdx, rsi, rdi, r11).
+  auto getcpu_into = [&](const Xbyak::Reg32& reg) {
+    g.sub(g.rsp, 16);
+    g.mov(g.rdi, g.rsp);
+    g.xor_(g.esi, g.esi);
+    g.xor_(g.edx, g.edx);
+    g.mov(g.eax, SYS_getcpu);
+    g.syscall();
+    g.mov(reg, g.dword[g.rsp]);
+    g.add(g.rsp, 16);
+  };
 
   for (uint32_t i = 0; i < n; ++i) {
     const Instr& in = p.code[i];
@@ -524,14 +537,27 @@ void JitProgram::Compile() {
         store_r0();
         break;
       case Op::kSchedSetaffinity: {
-        Xbyak::Label call, done;
+        Xbyak::Label call, done, stay;
         load_arg(in, g.rax);
         g.mov(g.rcx, cpu_mask);
         g.and_(g.rax, g.rcx);
-        g.jnz(call, Xbyak::CodeGenerator::T_SHORT);
+        g.jnz(call, Xbyak::CodeGenerator::T_NEAR);
         g.mov(g.rax, -EINVAL);
-        g.jmp(done, Xbyak::CodeGenerator::T_SHORT);
+        g.jmp(done, Xbyak::CodeGenerator::T_NEAR);
         g.L(call);
+        if (opts_.pin_affinity) {
+          // rcx := the current CPU (getcpu); keep it if the mask allows it,
+          // else the mask's lowest CPU; the syscall gets that single CPU.
+          g.push(g.rax);
+          getcpu_into(g.ecx);
+          g.pop(g.rax);
+          g.bt(g.rax, g.rcx);
+          g.jc(stay, Xbyak::CodeGenerator::T_SHORT);
+          g.bsf(g.rcx, g.rax);
+          g.L(stay);
+          g.mov(g.eax, 1);
+          g.shl(g.rax, g.cl);
+        }
         g.push(g.rax);
         g.mov(g.rdx, g.rsp);
         g.mov(g.esi, 8);
@@ -544,14 +570,7 @@ void JitProgram::Compile() {
         break;
       }
       case Op::kGetcpu:
-        g.sub(g.rsp, 16);
-        g.mov(g.rdi, g.rsp);
-        g.xor_(g.esi, g.esi);
-        g.xor_(g.edx, g.edx);
-        g.mov(g.eax, SYS_getcpu);
-        g.syscall();
-        g.mov(g.eax, g.dword[g.rsp]);
-        g.add(g.rsp, 16);
+        getcpu_into(g.eax);
         store_r0();
         break;
       case Op::kTgkill: {

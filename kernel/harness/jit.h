@@ -78,8 +78,6 @@ struct ThreadRecord {
     uint32_t pad;
     int64_t value;
   } observed[kMaxObservations];
-  uint64_t rearm_cs = 0;       // re-arm stub: the rseq_cs value to restore (written by the tracer)
-  uint64_t rearm_ip = 0;       // re-arm stub: where the thread continues
   uint64_t trace_pos = 0;      // address of the next IR trace slot (u32 each)
   uint64_t trace_end = 0;      // one past the last slot
   uint64_t trace_begin = 0;
@@ -95,8 +93,13 @@ struct JitContext {
 struct JitOptions {
   bool traps = true;     // emit the step countdown + int3 (tracer-driven runs)
   bool ir_trace = true;  // record executed IR instructions (deterministic mode)
-  // Deliberately wrong variants, to prove the cross-check can fail (tests only):
-  // none here; model variants live in the simulator (RunOptions).
+  // Keep every thread pinned to one CPU: a program's sched_setaffinity(mask)
+  // becomes sched_setaffinity({c}) with c = the current CPU if the mask holds
+  // it, else the lowest CPU of the mask (the simulator's choice, documented in
+  // sim/machine.cc). With a wider mask the kernel may move the thread at any
+  // wakeup (each ptrace resume is one), which the simulator never does. Off
+  // in stress mode, where the real masks are the point.
+  bool pin_affinity = true;
 };
 
 // Where the JIT'd process keeps results: one ThreadRecord per scenario thread,
@@ -145,11 +148,13 @@ class JitProgram {
   int IndexOf(uint64_t addr) const;
   uint64_t abort_ip(uint32_t d) const;     // descriptor d's abort_ip (its stub)
   uint64_t descriptor_address(uint32_t d) const;
-  // The tracer's "pause without preempting" stub: with rip := stub, it stores
-  // the thread record's rearm_cs into rseq->rseq_cs and continues at
-  // rearm_ip, changing no register and no flag (the thread may be stopped in
-  // the middle of a block, e.g. after a syscall, with live scratch registers).
-  // rbx must point to the thread's JitContext, as everywhere in JIT code.
+  // The tracer's "pause without preempting" stub: with rip := stub and
+  // rsp := rsp - 16, [rsp] = a value, [rsp + 8] = an address, it stores the
+  // value into rseq->rseq_cs, restores rsp and continues at the address,
+  // changing no register and no flag (the thread may be stopped in the middle
+  // of a block, e.g. after a syscall, with live scratch registers). The two
+  // words live on the thread's stack so that a signal delivered on resume
+  // (its frame then returns to the stub) cannot lose them.
   uint64_t rearm_stub() const { return rearm_stub_; }
   // int3 addresses: a thread finished (its wrapper calls this) / an assert failed.
   uint64_t done_trap() const { return done_trap_; }

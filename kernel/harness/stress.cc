@@ -275,7 +275,7 @@ StressReport RunStress(const Scenario& s, const StressOptions& opt) {
   const int nthreads = static_cast<int>(s.threads.size());
   rep.threads = static_cast<uint64_t>(nthreads);
 
-  JitProgram jit(s, JitOptions{.traps = false, .ir_trace = false}, /*trace_slots=*/1);
+  JitProgram jit(s, JitOptions{.traps = false, .ir_trace = false, .pin_affinity = false}, /*trace_slots=*/1);
   jit.ResetState();
   void* mem = mmap(nullptr, sizeof(StressShared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) throw HarnessError(std::string("mmap of the stress counters failed: ") + std::strerror(errno));

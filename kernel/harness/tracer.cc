@@ -1,5 +1,6 @@
 #include "kernel/harness/tracer.h"
 
+#include <dirent.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -15,6 +16,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -27,6 +29,7 @@
 #include <thread>
 
 #include "kernel/harness/child.h"
+#include "sim/machine.h"
 #include "sim/diag.h"
 
 namespace rseqmc::harness {
@@ -39,21 +42,47 @@ class RecordingScheduler : public Scheduler {
   RecordingScheduler(Scheduler& inner, ExecutionResult* out) : inner_(inner), out_(out) {}
   void BeginExecution(const Machine& m) override {
     injected.clear();
+    blocked.clear();
+    scanned_ = 0;
+    owed_ = 0;
     inner_.BeginExecution(m);
-    defaults_ahead = inner_.defaults_ahead;
+    owed_ = inner_.defaults_ahead;  // answered one by one (Scan runs at every boundary)
     inner_.defaults_ahead = 0;
+    defaults_ahead = 0;
   }
   Decision Choose(const ChoiceView& v) override {
+    Scan(v.machine());
+    if (owed_ > 0) {
+      // A default the inner scheduler promised: answered here, so that Scan
+      // sees the state after every step (a signal's target blocks it or not).
+      --owed_;
+      return Decision::Step(v.DefaultCpu());
+    }
     Decision d = inner_.Choose(v);
-    defaults_ahead = inner_.defaults_ahead;
+    owed_ = inner_.defaults_ahead;
     inner_.defaults_ahead = 0;
     if (d.IsEvent() && !d.IsStop()) injected.push_back(out_->trace.size());
     return d;
   }
-  void EndExecution(const Machine& m) override { inner_.EndExecution(m); }
+  void EndExecution(const Machine& m) override {
+    Scan(m);
+    inner_.EndExecution(m);
+  }
   std::vector<size_t> injected;
+  std::vector<size_t> blocked;
 
  private:
+  // Signals recorded since the last boundary that their (not yet resumed)
+  // target blocks: they stay pending and are no rseq event for now.
+  void Scan(const Machine& m) {
+    for (; scanned_ < out_->trace.size(); ++scanned_) {
+      const TraceEntry& e = out_->trace[scanned_];
+      if (e.kind != TraceKind::kSignal || e.thread < 0 || e.a < 1 || e.a > kMaxSignal) continue;
+      if ((m.thread(e.thread).blocked >> e.a) & 1) blocked.push_back(scanned_);
+    }
+  }
+  size_t scanned_ = 0;
+  uint64_t owed_ = 0;
   Scheduler& inner_;
   ExecutionResult* out_;
 };
@@ -65,16 +94,18 @@ ExecutionResult SimulateForPlan(Simulator& sim, Scheduler& sched, Plan* plan) {
   RecordingScheduler rec(sched, &r);
   sim.RunInto(rec, r);
   sim.mutable_options().record_trace = had_trace;
-  if (plan) *plan = MakePlan(sim.scenario(), r, rec.injected);
+  if (plan) *plan = MakePlan(sim.scenario(), r, rec.injected, rec.blocked);
   return r;
 }
 
-Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected) {
+Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected,
+              const std::vector<size_t>& blocked_signals) {
   Plan plan;
   const int nthreads = static_cast<int>(s.threads.size());
   plan.pcs.assign(nthreads, {});
   for (const ThreadSpec& t : s.threads) plan.start_cpu.push_back(t.cpu);
   std::set<size_t> inj(injected.begin(), injected.end());
+  std::set<size_t> blocked(blocked_signals.begin(), blocked_signals.end());
   PlanAction run;
   size_t run_last = 0;                 // trace index of the open run's last step
   std::vector<size_t> run_end;         // per action: trace index of a run's last step
@@ -88,8 +119,11 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
     }
     open = false;
   };
+  std::vector<int> runner_at(r.trace.size(), -1);  // thread of the latest step at each entry
   for (size_t i = 0; i < r.trace.size(); ++i) {
     const TraceEntry& e = r.trace[i];
+    if (e.kind == TraceKind::kStep) runner = e.thread;
+    runner_at[i] = runner;
     switch (e.kind) {
       case TraceKind::kStep:
         if (open && run.thread == e.thread) {
@@ -117,10 +151,15 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
           switch (e.kind) {
             case TraceKind::kPreempt: a.kind = PlanAction::Kind::kPreempt; break;
             case TraceKind::kMigrate: a.kind = PlanAction::Kind::kMigrate; a.arg = static_cast<int>(e.a); break;
-            case TraceKind::kSignal: a.kind = PlanAction::Kind::kSignal; a.arg = static_cast<int>(e.a); break;
+            case TraceKind::kSignal:
+              a.kind = PlanAction::Kind::kSignal;
+              a.arg = static_cast<int>(e.a);
+              a.blocked = blocked.count(i) != 0;
+              break;
             default: a.kind = PlanAction::Kind::kIpi; a.arg = e.cpu; break;
           }
-        } else if (e.thread != runner || e.kind == TraceKind::kYield) {
+        } else if ((e.thread != runner || e.kind == TraceKind::kYield) &&
+                   !(e.kind == TraceKind::kSignal && blocked.count(i))) {
           // A program action of another thread (tgkill, membarrier) hit this
           // one while it was paused, or it yielded: its next resume must let
           // the kernel see the switch. A thread's own syscall is handled by
@@ -162,6 +201,13 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
     for (size_t i = run_end[ai] + 1; i < r.trace.size(); ++i) {
       const TraceEntry& e = r.trace[i];
       if (e.thread != a.thread) continue;
+      // The thread's own syscalls (tgkill of itself, membarrier of its own
+      // CPU, sched_setaffinity) take effect at their return, before it traps:
+      // look further (a handler frame the return pushed, its next step).
+      if (!inj.count(i) && runner_at[i] == a.thread &&
+          (e.kind == TraceKind::kSignal || e.kind == TraceKind::kIpi || e.kind == TraceKind::kMigrate)) {
+        continue;
+      }
       if (e.kind == TraceKind::kStep || e.kind == TraceKind::kPreempt || e.kind == TraceKind::kMigrate ||
           e.kind == TraceKind::kSignal || e.kind == TraceKind::kIpi || e.kind == TraceKind::kAbort ||
           e.kind == TraceKind::kYield) {
@@ -225,7 +271,7 @@ void* IpiHelper(void*) {
 
 void* Worker(void* arg) {
   const int t = static_cast<int>(reinterpret_cast<intptr_t>(arg));
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // per thread: the leader exits early
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // per thread
   const ThreadSpec& ts = g_jit->scenario().threads[t];
   ThreadRecord* rec = g_jit->record(t);
   rec->tid = static_cast<int32_t>(syscall(SYS_gettid));
@@ -261,8 +307,8 @@ void* Worker(void* arg) {
   internal::InstallScenarioSignals(s, OnSignal);
   // The tracee has the scenario's threads and nothing else that holds an
   // mm_cid or counts in mm_users (membarrier's single-thread shortcut): the
-  // IPI helper exists only when the run injects IPIs, and the main thread
-  // exits once the workers exist (a zombie leader holds neither).
+  // IPI helper exists only when the run injects IPIs, and the main thread is
+  // scenario thread 0.
   if (g_need_ipi_helper) {
     pthread_t helper;
     pthread_create(&helper, nullptr, IpiHelper, nullptr);
@@ -270,12 +316,11 @@ void* Worker(void* arg) {
   if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(112);
   raise(SIGSTOP);
   std::vector<pthread_t> th(s.threads.size());
-  for (size_t t = 0; t < s.threads.size(); ++t) {
+  for (size_t t = 1; t < s.threads.size(); ++t) {
     pthread_create(&th[t], nullptr, Worker, reinterpret_cast<void*>(static_cast<intptr_t>(t)));
   }
-  // exit(2) of this thread only, without pthread_exit()'s unwinding (which a
-  // caller's catch(...) in the forked copy of the stack would swallow).
-  for (;;) syscall(SYS_exit, 0);
+  Worker(nullptr);  // scenario thread 0 is this (main) thread
+  for (;;) pause();
 }
 
 std::string Hex(uint64_t v) {
@@ -330,9 +375,19 @@ class Session {
     jit.ResetState();
     g_jit = &jit;
     const pid_t parent = getpid();
+    // Fork with the scenario's CPUs as affinity: the child's mm starts with
+    // that CPU set (mm_cpus_allowed, which bounds mm_cid, only grows), as a
+    // process started on those CPUs would.
+    cpu_set_t saved, cpus;
+    const bool restrict = sched_getaffinity(0, sizeof(saved), &saved) == 0;
+    CPU_ZERO(&cpus);
+    for (uint32_t c = 0; c < s_.num_cpus; ++c) CPU_SET(c, &cpus);
+    if (restrict) sched_setaffinity(0, sizeof(cpus), &cpus);
     pid_ = fork();
-    if (pid_ < 0) throw HarnessError(std::string("fork failed: ") + std::strerror(errno));
     if (pid_ == 0) ChildMain(parent);
+    const int fork_errno = errno;
+    if (restrict) sched_setaffinity(0, sizeof(saved), &saved);
+    if (pid_ < 0) throw HarnessError(std::string("fork failed: ") + std::strerror(fork_errno));
     g_tracee = pid_;
     wd_ = std::make_unique<internal::Watchdog>(pid_, opt.timeout_s);
     timeout_s_ = opt.timeout_s;
@@ -340,6 +395,7 @@ class Session {
     at_pc.assign(n_, -1);
     plain.assign(n_, false);
     done.assign(n_, false);
+    resumed_plainly.assign(n_, false);
   }
   ~Session() { Teardown(); }
 
@@ -353,6 +409,7 @@ class Session {
   std::vector<pid_t> tids;
   std::vector<int64_t> at_pc;
   std::vector<bool> plain, done;
+  std::vector<bool> resumed_plainly;  // the last resume let the kernel see the stop (an event is due)
   bool dead = false;
   int term_signal = 0;
   bool assert_failed = false;
@@ -395,6 +452,7 @@ class Session {
   // Resume through the re-arm stub: no rseq abort for this stop.
   bool ResumeQuiet(int t, user_regs_struct& regs, uint64_t continue_at) {
     const pid_t tid = tids[t];
+    (void)t;
     errno = 0;
     long w = ptrace(PTRACE_PEEKDATA, tid, reinterpret_cast<void*>(RseqCsAddr(regs)), nullptr);
     if (errno != 0) return false;
@@ -405,10 +463,13 @@ class Session {
     if (cs != 0 && ptrace(PTRACE_POKEDATA, tid, reinterpret_cast<void*>(RseqCsAddr(regs)), nullptr) != 0) {
       return false;
     }
-    ThreadRecord* rec = jit_.record(t);
-    rec->rearm_cs = cs;
-    rec->rearm_ip = continue_at;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    // The stub's two words, just below the thread's stack pointer (JIT code
+    // keeps nothing below rsp).
+    regs.rsp -= 16;
+    if (ptrace(PTRACE_POKEDATA, tid, reinterpret_cast<void*>(regs.rsp), reinterpret_cast<void*>(cs)) != 0 ||
+        ptrace(PTRACE_POKEDATA, tid, reinterpret_cast<void*>(regs.rsp + 8), reinterpret_cast<void*>(continue_at)) != 0) {
+      return false;
+    }
     regs.rip = jit_.rearm_stub();
     return ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0 && ptrace(PTRACE_CONT, tid, nullptr, nullptr) == 0;
   }
@@ -418,6 +479,7 @@ class Session {
   bool Resume(int t, uint64_t steps, bool plainly) {
     user_regs_struct regs;
     if (!Regs(tids[t], &regs)) return false;
+    resumed_plainly[t] = plainly;
     const uint64_t at = jit_.InstrAddress(static_cast<uint32_t>(at_pc[t]));
     regs.r14 = steps + 1;
     if (plainly) {
@@ -448,7 +510,6 @@ class Session {
         dead = true;
         break;
       }
-      if (tid == pid_ && WIFEXITED(st)) continue;  // the leader's pthread_exit()
       if (WIFEXITED(st) || WIFSIGNALED(st)) {
         NoteDeath(st);
         Fail("the tracee died during setup");
@@ -480,7 +541,7 @@ class Session {
   }
 
   // Applies an injected event to stopped thread t.
-  void ApplyEvent(int t, PlanAction::Kind kind, int arg) {
+  void ApplyEvent(int t, PlanAction::Kind kind, int arg, bool blocked = false) {
     const std::string who = s_.threads[t].name;
     const std::string where = at_pc[t] >= 0 ? s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) : "?";
     switch (kind) {
@@ -504,8 +565,11 @@ class Session {
           break;
         }
         if (syscall(SYS_tgkill, pid_, tids[t], arg) != 0) Fail("tgkill of the tracee failed");
-        plain[t] = true;
-        Log("signal " + SignalName(arg) + " to " + who + " (tgkill while stopped at " + where + ")");
+        // A blocked signal stays pending: no rseq event until its delivery,
+        // so this stop must not count as a preemption either.
+        if (!blocked) plain[t] = true;
+        Log("signal " + SignalName(arg) + " to " + who + " (tgkill while stopped at " + where + ")" +
+            (blocked ? "; blocked, pending" : ""));
         break;
       }
       case PlanAction::Kind::kIpi: {
@@ -545,7 +609,6 @@ class Session {
         dead = true;
         return Got::kError;
       }
-      if (wt == pid_ && WIFEXITED(st)) continue;  // the leader's pthread_exit()
       if (WIFEXITED(st) || WIFSIGNALED(st)) {
         NoteDeath(st);
         return Got::kDeath;
@@ -591,6 +654,13 @@ class Session {
       // drop an ignored one without letting the stop count as a preemption.
       const SignalSpec* spec = s_.FindSignal(sig);
       if (spec && spec->handler < 0) {
+        // An ignored signal is no rseq event; its stop must neither add a
+        // preemption (a quiet resume) nor hide the event a plain resume is
+        // delivering (the signal stop comes before the rseq fix-up).
+        if (resumed_plainly[*t]) {
+          ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+          continue;
+        }
         user_regs_struct r2;
         if (!Regs(wt, &r2) || !ResumeQuiet(*t, r2, r2.rip)) {
           Fail("suppressing an ignored signal failed");
@@ -640,6 +710,31 @@ class Session {
 
 }  // namespace
 
+std::string HarnessUnavailableReason(const Scenario& s) {
+  std::string why = HarnessUnavailableReason(s.num_cpus);
+  if (!why.empty()) return why;
+  for (uint32_t c = 0; c < s.num_cpus; ++c) {
+    // /sys/devices/system/cpu/cpuC/nodeN names the CPU's node (none: node 0).
+    int node = 0;
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(c);
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (std::strncmp(e->d_name, "node", 4) == 0 && e->d_name[4] >= '0' && e->d_name[4] <= '9') {
+          node = std::atoi(e->d_name + 4);
+        }
+      }
+      closedir(d);
+    }
+    const uint32_t want = c * s.num_nodes / s.num_cpus;
+    if (static_cast<uint32_t>(node) != want) {
+      return "the scenario puts CPU " + std::to_string(c) + " on NUMA node " + std::to_string(want) +
+             " (nodes " + std::to_string(s.num_nodes) + "), this machine has it on node " + std::to_string(node) +
+             "; node_id would differ";
+    }
+  }
+  return "";
+}
+
 RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) {
   RealResult res;
   const bool ipis = std::any_of(plan.actions.begin(), plan.actions.end(),
@@ -652,7 +747,7 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
     const int t = a.thread;
     const std::string who = s.threads[t].name;
     if (a.kind != PlanAction::Kind::kRun) {
-      ss.ApplyEvent(t, a.kind, a.arg);
+      ss.ApplyEvent(t, a.kind, a.arg, a.blocked);
       continue;
     }
     if (ss.done[t]) {

@@ -56,6 +56,7 @@ struct PlanAction {
   int arg = -1;
   int64_t next_pc = -1;  // kRun: pc of the thread's next instruction; -1 = it exits; -2 = the run ends;
                          // kExpectDeath = the kernel kills the process when the thread resumes
+  bool blocked = false;  // kSignal: the thread blocks it (pending, no rseq event until it is delivered)
 };
 inline constexpr int64_t kExpectDeath = -3;
 
@@ -78,8 +79,10 @@ class RecordingScheduler;
 ExecutionResult SimulateForPlan(Simulator& sim, Scheduler& sched, Plan* plan);
 
 // Builds the plan of an execution whose trace was recorded; `injected` lists the
-// trace indices of injected events.
-Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected);
+// trace indices of injected events, `blocked_signals` those of signals (injected
+// or sent with tgkill) that the target thread had blocked when they came.
+Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected,
+              const std::vector<size_t>& blocked_signals = {});
 
 struct RealThread {
   bool exited = false;
@@ -109,6 +112,10 @@ struct TracerOptions {
 // Checks that this process can run the harness: x86-64, rseq registered or
 // registrable, ptrace allowed, enough CPUs for `num_cpus`. Returns "" or why not.
 std::string HarnessUnavailableReason(uint32_t num_cpus);
+// The same for a scenario, which must also have this machine's NUMA layout
+// (CPU c on node c * nodes / cpus, as the simulator places it): node_id is
+// the kernel's, not the scenario's.
+std::string HarnessUnavailableReason(const Scenario& s);
 
 // Forces `plan` on the real kernel (fresh tracee process). Never throws for
 // what happens in the tracee; HarnessError for setup failures of this process.

@@ -165,7 +165,8 @@ class Emitter {
       case StmtKind::kRseqField: {
         static constexpr RseqField kFields[] = {RseqField::kCpuIdStart, RseqField::kCpuId, RseqField::kNodeId,
                                                 RseqField::kMmCid};
-        const RseqField f = kFields[s.op % 4];
+        RseqField f = kFields[s.op % 4];
+        if (f == RseqField::kMmCid && !ctx_.options->mm_cid) f = RseqField::kCpuId;
         // mm_cid < number of threads running at once <= min(cpus, threads).
         const uint32_t bound = f == RseqField::kNodeId  ? ctx_.nodes
                                : f == RseqField::kMmCid ? std::min(ctx_.cpus, ctx_.threads)

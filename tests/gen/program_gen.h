@@ -99,6 +99,8 @@ struct GenOptions {
   bool signals = true;             // handlers, tgkill
   bool syscalls = true;            // sched_yield, getcpu, membarrier_rseq, sched_setaffinity
   bool racy_properties = true;     // properties that may fail under some schedules
+  bool mm_cid = true;              // rseq_load of mm_cid (off: cpu_id instead); its values are the
+                                   // simulator's 6.3 bitmap model, which 6.18 kernels do not follow
 };
 
 // ---- The generated description. Every field is normalised when built (indices

@@ -52,6 +52,9 @@ po::options_description Options() {
        "events per random schedule (deterministic, default 2) or per run (outcomes, where it is also the "
        "checker's bound: default 1, check's default).")
       ("no-single-events", "deterministic: skip the enumeration of every single-event schedule.")
+      ("schedule", po::value<std::string>()->value_name("TOKEN"),
+       "deterministic: force only this schedule (a token from rseqmc run/check/crosscheck) and show both "
+       "timelines if the kernel disagrees.")
       ("threads-per-cpu", po::value<std::string>()->value_name("N"), "stress: threads per CPU (default 4).")
       ("ops", po::value<std::string>()->value_name("N"), "stress: operations per thread (default 250000).")
       ("storm-interval", po::value<std::string>()->value_name("MICROSECONDS"),
@@ -119,6 +122,10 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   o.stress.seed = o.seed;
   o.max_events = static_cast<uint32_t>(uint_opt("max-events", o.mode == CrosscheckMode::kOutcomes ? 1 : 2));
   o.single_events = !vm.count("no-single-events");
+  if (vm.count("schedule")) {
+    if (o.mode != CrosscheckMode::kDeterministic) throw UsageError("--schedule needs --mode deterministic");
+    o.schedule = text("schedule");
+  }
   o.stress_threads_per_cpu = static_cast<uint32_t>(uint_opt("threads-per-cpu", 4));
   if (o.stress_threads_per_cpu == 0) throw UsageError("--threads-per-cpu must be at least 1");
   o.stress_ops_per_thread = uint_opt("ops", 250000);
@@ -161,6 +168,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     for (const BuiltinScenario& b : BuiltinScenarios()) files.push_back(b.name);
   }
   const bool json = vm.count("json") != 0;
+  if (!o.schedule.empty() && files.size() != 1) throw UsageError("--schedule needs exactly one FILE (the token's scenario)");
 
   // Load everything first: an input error stops before any kernel run.
   std::vector<Scenario> scenarios;
