@@ -1144,6 +1144,18 @@ std::pair<uint64_t, uint64_t> Machine::StateHash() const {
   }
   mix(cid_used_);
   for (uint32_t e : events_) mix(e);
+  // The observations made so far are part of the outcome: two histories that
+  // reach the same memory and registers after observing different values (or
+  // in another order) must not be merged.
+  if (out_ != nullptr) {
+    for (const ThreadOutcome& o : out_->threads) {
+      mix(o.observed.size());
+      for (const auto& [id, v] : o.observed) {
+        mix(id);
+        mix(static_cast<uint64_t>(v));
+      }
+    }
+  }
   return {h1, h2};
 }
 

@@ -118,7 +118,8 @@ class Machine {
   const Footprint& last_footprint() const { return fp_; }
   // 128-bit hash of the complete machine state at this boundary (memory,
   // thread contexts and signal state, rseq registrations and event masks, CPU
-  // run queues, mm_cid allocation, events injected so far), for stateful search.
+  // run queues, mm_cid allocation, events injected so far, observations made
+  // so far), for stateful search.
   // Meaningful only for scenarios whose threads are all IR.
   std::pair<uint64_t, uint64_t> StateHash() const;
 

@@ -89,8 +89,10 @@ RC_GTEST_PROP(Explore, DporAndStatefulFindExactlyTheOutcomesOfDfs, ()) {
   RC_ASSERT(stateful.complete);
   RC_ASSERT(dpor.outcomes == dfs.outcomes);
   RC_ASSERT(stateful.outcomes == dfs.outcomes);
-  // The reductions never explore more than DFS.
-  RC_ASSERT(dpor.executions - dpor.redundant <= dfs.executions);
+  // How much each reduction saves is pinned by the golden counts below, not
+  // here: DFS's visible-step reduction and DPOR's sleep sets prune different
+  // schedules, so neither count bounds the other on every program (a
+  // two-thread getcpu loop: DPOR 77 complete executions, DFS 75).
 }
 
 // ---------------------------------------------------------------------------
