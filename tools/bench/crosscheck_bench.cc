@@ -67,17 +67,24 @@ void BM_InjectedRun(benchmark::State& state) {
   Plan plan;
   ExecutionResult r = SimulateForPlan(sim, sched, &plan);
   JitProgram jit(s, JitOptions{});
-  uint64_t stops = 0;
+  uint64_t stops = 0, flaky = 0;
   for (auto _ : state) {
     RealResult real = RunPlan(jit, plan);
     if (!real.completed || CompareRuns(s, r, plan, real) != "") {
-      state.SkipWithError("the kernel run did not agree with the simulator");
-      return;
+      // As Crosscheck(): a preemption by another process is an event the
+      // schedule does not have; only a difference that repeats counts.
+      ++flaky;
+      real = RunPlan(jit, plan);
+      if (!real.completed || CompareRuns(s, r, plan, real) != "") {
+        state.SkipWithError("the kernel run did not agree with the simulator");
+        return;
+      }
     }
     stops += real.stops;
   }
   state.counters["runs/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["stops/run"] = static_cast<double>(stops) / static_cast<double>(state.iterations());
+  state.counters["flaky"] = static_cast<double>(flaky);
 }
 BENCHMARK(BM_InjectedRun)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->ArgName("event")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
