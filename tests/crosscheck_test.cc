@@ -299,7 +299,10 @@ TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
 #if !defined(__SANITIZE_ADDRESS__)
     EXPECT_GT(r.compared, 100u) << b.name;
 #endif
-    EXPECT_EQ(r.agreements, r.compared) << b.name;
+    // A difference that did not repeat (a preemption by another process) is
+    // flaky: rare, and neither agreement nor disagreement.
+    EXPECT_EQ(r.agreements + r.flaky, r.compared) << b.name;
+    EXPECT_LE(r.flaky * 50, r.compared) << b.name;
   }
 }
 

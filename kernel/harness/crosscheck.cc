@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <iomanip>
 #include <map>
@@ -162,7 +163,8 @@ void StampEnvironment(const Scenario& s, const CrosscheckOptions& o, CrosscheckR
   r.mode = CrosscheckModeName(o.mode);
   r.kernel_release = KernelRelease();
   r.kernel_model = KernelModelName(o.kernel.model);
-  r.rseq_size = __rseq_size;
+  r.rseq_size = __rseq_size > 0 ? __rseq_size : JitProgram::RseqLength();  // ours: 32 bytes
+  r.rseq_registration = __rseq_size > 0 ? "glibc" : "own";
 }
 
 bool Stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
@@ -175,7 +177,8 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   ro.kernel = o.kernel;
   ro.fault = o.fault;
   Simulator sim(s, ro);
-  JitProgram jit(s, JitOptions{});
+  // The kernel-side IR trace holds every instruction the simulator may run.
+  JitProgram jit(s, JitOptions{}, static_cast<uint32_t>(std::min<uint64_t>(ro.max_steps + 64, 1u << 24)));
   TracerOptions to;
   to.timeout_s = o.run_timeout_s;
   const auto t0 = Clock::now();
@@ -184,7 +187,14 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   auto compare_one = [&](Scheduler& sched) {
     Plan plan;
     ExecutionResult r = SimulateForPlan(sim, sched, &plan);
+    if (r.verdict == Verdict::kStepLimit) {
+      // The simulator gave up (livelock suspect): nothing to compare with a
+      // kernel run that would spin or stop at an arbitrary point.
+      ++rep.not_comparable;
+      return;
+    }
     RealResult real = RunPlan(jit, plan, to);
+    if (Stopped(stop)) return;  // interrupted: the kernel run was killed, it is no result
     ++real_runs;
     ++rep.compared;
     std::string diff = CompareRuns(s, r, plan, real);
@@ -192,12 +202,18 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
       ++rep.agreements;
       return;
     }
-    // Re-run once: a real preemption we did not cause shows as one abort more.
+    // Re-run once: a preemption by another process is an event the schedule
+    // does not have. A difference that does not repeat is reported as flaky,
+    // not counted as an agreement.
     RealResult again = RunPlan(jit, plan, to);
+    if (Stopped(stop)) {
+      --rep.compared;
+      return;
+    }
     ++real_runs;
     if (CompareRuns(s, r, plan, again).empty()) {
       ++rep.flaky;
-      ++rep.agreements;
+      if (rep.flaky_details.size() < 5) rep.flaky_details.push_back(EncodeSchedule(s, r.schedule) + ": " + diff);
       return;
     }
     ++rep.disagreements;
@@ -224,8 +240,21 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     ProbeScheduler probe(s);
     ExecutionResult tmp;
     sim.RunInto(probe, tmp);
-    for (const auto& [b, d] : probe.candidates) {
+    rep.single_events_total = probe.candidates.size();
+    // Long executions (loops, spinning) have too many boundaries to force
+    // them all: a seeded sample, said in the report.
+    std::vector<size_t> pick(probe.candidates.size());
+    for (size_t i = 0; i < pick.size(); ++i) pick[i] = i;
+    if (o.max_single_events > 0 && pick.size() > o.max_single_events) {
+      std::mt19937_64 rng(o.seed);
+      std::shuffle(pick.begin(), pick.end(), rng);
+      pick.resize(o.max_single_events);
+      std::sort(pick.begin(), pick.end());
+    }
+    rep.single_events_run = pick.size();
+    for (size_t i : pick) {
       if (Stopped(stop)) break;
+      const auto& [b, d] = probe.candidates[i];
       InjectAtScheduler inj(b, d);
       compare_one(inj);
     }
@@ -275,6 +304,8 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
   std::set<Outcome> seen;
   std::vector<int> handled;
   for (const SignalSpec& sg : s.signals) handled.push_back(sg.signo);
+  const bool sets_affinity = std::any_of(s.program.code.begin(), s.program.code.end(),
+                                         [](const Instr& in) { return in.op == Op::kSchedSetaffinity; });
   const auto t0 = Clock::now();
   uint64_t runs = 0;
   for (uint64_t i = 0; i < o.samples && !Stopped(stop); ++i) {
@@ -285,9 +316,16 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
       te.thread = static_cast<int>(rng() % s.threads.size());
       te.step = static_cast<uint32_t>(rng() % len[te.thread]);
       const int kind = static_cast<int>(rng() % 4);
-      if (kind == 1 && s.num_cpus > 1) {
+      // Migrations only within the thread's declared affinity, and none when
+      // the program changes affinities itself (the allowed set would then
+      // depend on when the event falls).
+      const uint64_t allowed = s.threads[te.thread].affinity & ((s.num_cpus >= 64 ? 0 : 1ull << s.num_cpus) - 1);
+      if (kind == 1 && s.num_cpus > 1 && !sets_affinity && std::popcount(allowed) > 0) {
         te.kind = PlanAction::Kind::kMigrate;
-        te.arg = static_cast<int>(rng() % s.num_cpus);
+        int k = static_cast<int>(rng() % static_cast<uint64_t>(std::popcount(allowed)));
+        uint64_t a = allowed;
+        while (k-- > 0) a &= a - 1;
+        te.arg = std::countr_zero(a);
       } else if (kind == 2 && !handled.empty()) {
         te.kind = PlanAction::Kind::kSignal;
         te.arg = handled[rng() % handled.size()];
@@ -313,6 +351,7 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
       ev[e].arg = cpu;
     }
     RealResult real = RunConcurrent(jit, ev, to);
+    if (Stopped(stop)) break;  // interrupted: the killed run is no result
     ++runs;
     ++rep.compared;
     if (!real.completed) {
@@ -427,7 +466,17 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
     }
   }
   rep.skipped = HarnessUnavailableReason(s);
+  if (rep.skipped.empty() && s.FindSignal(5) != nullptr) {
+    rep.skipped = "the scenario handles SIGTRAP, which the harness's own stops (int3) raise";
+  }
   if (!rep.skipped.empty()) return rep;
+  for (const Instr& in : s.program.code) {
+    if (in.op == Op::kRseqLoad && static_cast<RseqField>(in.aux) == RseqField::kMmCid) {
+      rep.note = "reads mm_cid: on 6.18 the id a thread gets depends on real timing, the model's does not "
+                 "(kernel/README.md)";
+      break;
+    }
+  }
   switch (o.mode) {
     case CrosscheckMode::kDeterministic:
       RunDeterministic(s, o, stop, rep);
@@ -437,7 +486,12 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
       break;
     case CrosscheckMode::kStress: {
       rep.expected = VerdictName(s.expected);
+      rep.has_ops = s.FindConstant("OPS") >= 0;
       rep.stress = RunStress(s, o.stress);
+      if (Stopped(stop)) {
+        rep.interrupted = true;
+        break;
+      }
       rep.compared = 1;
       const bool as_expected = rep.stress.completed && rep.stress.verdict == s.expected;
       if (as_expected) {
@@ -469,10 +523,15 @@ std::string FormatReportLine(const CrosscheckReport& r) {
     return o.str();
   }
   if (r.mode == "stress") {
+    if (r.interrupted) {
+      o << " [interrupted]";
+      return o.str();
+    }
     const StressReport& st = r.stress;
     o << " " << VerdictName(st.verdict)
       << (r.disagreements     ? " (NOT as expected)"
-          : r.not_reproduced ? " (the planted bug did not show: try more --ops)"
+          : r.not_reproduced ? (r.has_ops ? " (the planted bug did not show: try more --ops)"
+                                          : " (the planted bug did not show; the scenario has no OPS constant)")
                              : " (as expected)")
       << ", "
       << st.threads << " threads, " << st.operations << " ops, " << Num(st.ops_per_s / 1e6, 2) << " M ops/s, "
@@ -481,10 +540,15 @@ std::string FormatReportLine(const CrosscheckReport& r) {
     return o.str();
   }
   o << " compared " << r.compared << ", agree " << r.agreements << ", disagree " << r.disagreements;
-  if (r.flaky) o << " (" << r.flaky << " flaky, agreed on re-run)";
+  if (r.flaky) o << ", flaky " << r.flaky << " (differed once, agreed on re-run)";
+  if (r.not_comparable) o << ", " << r.not_comparable << " not compared (simulator step limit)";
+  if (r.single_events_total > r.single_events_run) {
+    o << ", single events " << r.single_events_run << " of " << r.single_events_total << " (sampled)";
+  }
   if (r.coverage >= 0) o << ", coverage " << r.seen << "/" << r.reachable << " = " << Num(100 * r.coverage, 1) << "%";
   o << ", " << Num(r.elapsed_s, 2) << " s (" << Num(r.runs_per_s, 0) << " kernel runs/s)";
   if (r.interrupted) o << " [interrupted]";
+  if (!r.note.empty()) o << "\n  note: " << r.note;
   return o.str();
 }
 
@@ -492,8 +556,10 @@ std::string FormatReportJson(const CrosscheckReport& r) {
   std::ostringstream o;
   o << "{\"scenario\":" << JsonQuote(r.scenario) << ",\"mode\":" << JsonQuote(r.mode)
     << ",\"kernel_release\":" << JsonQuote(r.kernel_release) << ",\"kernel_model\":" << JsonQuote(r.kernel_model)
-    << ",\"rseq_size\":" << r.rseq_size << ",\"compared\":" << r.compared << ",\"agreements\":" << r.agreements
-    << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky << ",\"coverage\":";
+    << ",\"rseq_size\":" << r.rseq_size << ",\"rseq_registration\":" << JsonQuote(r.rseq_registration) << ",\"compared\":" << r.compared << ",\"agreements\":" << r.agreements
+    << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky
+    << ",\"not_comparable\":" << r.not_comparable << ",\"single_events\":" << r.single_events_run
+    << ",\"single_events_total\":" << r.single_events_total << ",\"coverage\":";
   if (r.coverage >= 0) {
     o << Num(r.coverage, 4);
   } else {
@@ -501,7 +567,8 @@ std::string FormatReportJson(const CrosscheckReport& r) {
   }
   o << ",\"reachable\":" << r.reachable << ",\"seen\":" << r.seen << ",\"elapsed_s\":" << Num(r.elapsed_s, 3)
     << ",\"runs_per_s\":" << Num(r.runs_per_s, 1) << ",\"interrupted\":" << (r.interrupted ? "true" : "false")
-    << ",\"skipped\":" << (r.skipped.empty() ? "null" : JsonQuote(r.skipped));
+    << ",\"skipped\":" << (r.skipped.empty() ? "null" : JsonQuote(r.skipped))
+    << ",\"note\":" << (r.note.empty() ? "null" : JsonQuote(r.note));
   if (r.mode == "stress") {
     const StressReport& st = r.stress;
     o << ",\"stress\":{\"verdict\":" << JsonQuote(VerdictName(st.verdict))

@@ -16,7 +16,9 @@
 //     per thread, signal and affinity storms (kernel/harness/stress.h); the
 //     properties must hold (or, for a planted bug, fail as declared).
 // A disagreement seen once is re-run; one that does not reproduce counts as
-// `flaky` (a real preemption the tracer did not cause), not as an agreement.
+// `flaky` (a real preemption the tracer did not cause), neither as an
+// agreement nor as a disagreement. Executions the simulator ends at its step
+// limit are not compared (`not_comparable`).
 #ifndef RSEQMC_KERNEL_HARNESS_CROSSCHECK_H_
 #define RSEQMC_KERNEL_HARNESS_CROSSCHECK_H_
 
@@ -41,6 +43,7 @@ struct CrosscheckOptions {
   uint64_t seed = 1;
   uint32_t max_events = 2;      // events per random schedule / outcome-mode run (and the checker's bound)
   bool single_events = true;    // deterministic: enumerate every single-event schedule
+  uint64_t max_single_events = 5000;  // deterministic: more than this many are sampled (seeded); 0 = all
   KernelVersion kernel;         // the model compared with the running kernel
   RunOptions::ModelFault fault = RunOptions::ModelFault::kNone;  // tests only
   double run_timeout_s = 10;    // per real run
@@ -63,13 +66,19 @@ struct CrosscheckReport {
   std::string mode;
   std::string kernel_release;   // uname -r
   std::string kernel_model;     // the simulator's model ("6.0-6.18 legacy")
-  uint32_t rseq_size = 0;       // glibc's __rseq_size (0 = our own registration, 32 bytes)
+  uint32_t rseq_size = 0;       // glibc's __rseq_size, or 32 for our own registration
+  std::string rseq_registration;  // "glibc" or "own" (glibc did not register: tunable off)
   std::string skipped;          // non-empty: not run, and why
+  std::string note;             // something the reader must know about the figures (e.g. mm_cid)
   bool interrupted = false;
   uint64_t compared = 0;        // schedules (or runs) compared
   uint64_t agreements = 0;
   uint64_t disagreements = 0;
-  uint64_t flaky = 0;           // differed once, agreed when re-run
+  uint64_t flaky = 0;           // differed once, agreed when re-run (not counted as agreements)
+  std::vector<std::string> flaky_details;  // "token: first difference" of some of them
+  uint64_t not_comparable = 0;  // the simulator hit its step limit (livelock suspect): not run on the kernel
+  uint64_t single_events_total = 0;  // deterministic: single-event schedules of the default execution
+  uint64_t single_events_run = 0;    // of which forced (all, or a sample past max_single_events)
   uint64_t reachable = 0;       // outcomes mode: size of the checker's outcome set
   uint64_t seen = 0;            // outcomes mode: distinct reachable outcomes the kernel produced
   double coverage = -1;         // seen / reachable (-1 = not applicable)
@@ -78,6 +87,7 @@ struct CrosscheckReport {
   StressReport stress;          // stress mode
   std::string expected;         // stress mode: the scenario's declared verdict
   bool not_reproduced = false;  // stress mode: a planted bug that passed under the storms (not a disagreement)
+  bool has_ops = false;         // stress mode: the scenario has an OPS constant (--ops applies)
   std::vector<Disagreement> details;
 };
 

@@ -32,8 +32,8 @@
 //   * the signature word: `sig` compiles to `jmp rel8` over its 4-byte
 //     immediate, so when it precedes an abort label the 4 bytes before abort_ip
 //     are exactly the IR's signature (kernel/rseq.c rseq_ip_fixup() checks them);
-//   * abort_ip is a stub that counts the abort for the thread (and appends an
-//     abort marker to the IR trace) and falls into the abort label's block; plain
+//   * abort_ip is a stub that counts the abort for the thread and falls into
+//     the abort label's block (the IR trace then shows where it landed); plain
 //     jumps to the label skip the stub.
 // Code is written RW, then mapped RX (W^X).
 //
@@ -59,9 +59,6 @@
 namespace rseqmc::harness {
 
 inline constexpr int kMaxObservations = 64;  // per thread; more are counted, not stored
-inline constexpr uint32_t kTraceAbortMarker = 0x80000000u;  // IR trace entry: abort landed (| descriptor)
-inline constexpr uint32_t kTraceSignalMarker = 0x40000000u; // IR trace entry: handler entered (| signo)
-inline constexpr uint32_t kTraceSigreturnMarker = 0x20000000u;
 
 // Per-thread results, in memory shared between tracee and tracer.
 struct ThreadRecord {
@@ -178,6 +175,10 @@ class JitProgram {
   static bool EnsureRseqRegistered(std::string* why);
 
   size_t code_bytes() const { return code_bytes_; }
+  // True if `addr` is in the JIT'd code (blocks, stubs, trampoline).
+  bool Contains(uint64_t addr) const {
+    return addr >= reinterpret_cast<uint64_t>(code_) && addr < reinterpret_cast<uint64_t>(code_) + code_bytes_;
+  }
   // Human-readable listing: IR instruction, its x86 range (for reports).
   std::string Listing() const;
 

@@ -98,6 +98,14 @@ ExecutionResult SimulateForPlan(Simulator& sim, Scheduler& sched, Plan* plan) {
   return r;
 }
 
+namespace {
+// A signal the scenario ignores (SIG_IGN): discarded when sent, no rseq event.
+bool Ignored(const Scenario& s, int signo) {
+  const SignalSpec* spec = s.FindSignal(signo);
+  return spec != nullptr && spec->handler < 0;
+}
+}  // namespace
+
 Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected,
               const std::vector<size_t>& blocked_signals) {
   Plan plan;
@@ -159,7 +167,7 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
             default: a.kind = PlanAction::Kind::kIpi; a.arg = e.cpu; break;
           }
         } else if ((e.thread != runner || e.kind == TraceKind::kYield) &&
-                   !(e.kind == TraceKind::kSignal && blocked.count(i))) {
+                   !(e.kind == TraceKind::kSignal && (blocked.count(i) || Ignored(s, static_cast<int>(e.a))))) {
           // A program action of another thread (tgkill, membarrier) hit this
           // one while it was paused, or it yielded: its next resume must let
           // the kernel see the switch. A thread's own syscall is handled by
@@ -174,8 +182,10 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
         break;
       }
       case TraceKind::kKill:
+      case TraceKind::kAssertFail:
         // The kernel kills the process when this thread next returns to user
-        // space (rseq validation, a fault): resume it and expect the death.
+        // space (rseq validation), or its next instruction faults or fails
+        // an assert: resume it for that instruction and expect the end.
         if (e.thread >= 0) {
           plan.kill_thread = e.thread;
           plan.kill_pc = e.pc;
@@ -242,7 +252,24 @@ long Futex(int* addr, int op, int val, const timespec* ts = nullptr) {
   return syscall(SYS_futex, addr, op, val, ts, nullptr, 0);
 }
 
-void OnSignal(int signo, siginfo_t*, void* uctx) {
+}  // namespace
+
+// The handler's entry: passes the live r14 (the step countdown) as a fourth
+// argument. The live value, not the saved context's: when the kernel pushes
+// two frames at once (two signals pending at one resume), the inner handler
+// runs first and its sigreturn hands the outer one the countdown it left,
+// while the outer frame's saved r14 is still the interrupted code's.
+extern "C" void rseqmc_on_signal(int signo, siginfo_t*, void* uctx, int64_t live_r14);
+asm(".text\n"
+    ".globl rseqmc_signal_entry\n"
+    ".type rseqmc_signal_entry, @function\n"
+    "rseqmc_signal_entry:\n"
+    "  mov %r14, %rcx\n"
+    "  jmp rseqmc_on_signal\n"
+    ".size rseqmc_signal_entry, .-rseqmc_signal_entry\n");
+extern "C" void rseqmc_signal_entry(int, siginfo_t*, void*);
+
+extern "C" void rseqmc_on_signal(int signo, siginfo_t*, void* uctx, int64_t live_r14) {
   auto* uc = static_cast<ucontext_t*>(uctx);
   const Scenario& s = g_jit->scenario();
   const SignalSpec* spec = s.FindSignal(signo);
@@ -250,10 +277,11 @@ void OnSignal(int signo, siginfo_t*, void* uctx) {
   JitContext h;
   h.rec = tl_rec;
   h.r[1] = signo;
-  const int64_t countdown = uc->uc_mcontext.gregs[REG_R14];
-  const int64_t left = g_jit->Call(static_cast<uint32_t>(spec->handler), &h, countdown);
-  uc->uc_mcontext.gregs[REG_R14] = left;
+  const int64_t left = g_jit->Call(static_cast<uint32_t>(spec->handler), &h, live_r14);
+  uc->uc_mcontext.gregs[REG_R14] = left;  // sigreturn restores it
 }
+
+namespace {
 
 void* IpiHelper(void*) {
   SharedArea* sh = g_jit->shared();
@@ -304,7 +332,7 @@ void* Worker(void* arg) {
   sh->tgid = getpid();
   syscall(SYS_membarrier, kMembarrierCmdRegisterPrivateExpeditedRseq, 0, 0);
   const Scenario& s = g_jit->scenario();
-  internal::InstallScenarioSignals(s, OnSignal);
+  internal::InstallScenarioSignals(s, rseqmc_signal_entry);
   // The tracee has the scenario's threads and nothing else that holds an
   // mm_cid or counts in mm_users (membarrier's single-thread shortcut): the
   // IPI helper exists only when the run injects IPIs, and the main thread is
@@ -345,11 +373,15 @@ std::string HarnessUnavailableReason(uint32_t num_cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return "sched_getaffinity failed";
+  uint32_t usable = 0;  // CPUs 0..usable-1 are all available
+  while (usable < CPU_SETSIZE && CPU_ISSET(usable, &set)) ++usable;
   for (uint32_t c = 0; c < num_cpus; ++c) {
     if (!CPU_ISSET(c, &set)) {
-      return "the scenario needs CPUs 0.." + std::to_string(num_cpus - 1) + " but CPU " + std::to_string(c) +
-             " is not available to this process (" + std::to_string(CPU_COUNT(&set)) +
-             " CPUs); set the scenario's CPU count with -D (e.g. -D CPUS=" + std::to_string(CPU_COUNT(&set)) + ")";
+      return "the scenario runs on CPUs 0.." + std::to_string(num_cpus - 1) + " and virtual CPU c runs on CPU c, but CPU " +
+             std::to_string(c) + " is not available to this process" +
+             (usable > 0 ? "; a scenario with at most " + std::to_string(usable) +
+                               " CPUs can run here (its `cpus` line, or -D if it takes the count from a constant)"
+                         : "; CPU 0 must be available (check taskset)");
     }
   }
   std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
@@ -657,12 +689,19 @@ class Session {
         // An ignored signal is no rseq event; its stop must neither add a
         // preemption (a quiet resume) nor hide the event a plain resume is
         // delivering (the signal stop comes before the rseq fix-up).
-        if (resumed_plainly[*t]) {
+        user_regs_struct r2;
+        if (!Regs(wt, &r2)) {
+          Fail("PTRACE_GETREGS failed");
+          dead = true;
+          return Got::kError;
+        }
+        // Outside JIT code (the thread's C++ wrapper) there is no section and
+        // the stack below rsp may be live (red zone): just continue.
+        if (resumed_plainly[*t] || !jit_.Contains(r2.rip)) {
           ptrace(PTRACE_CONT, wt, nullptr, nullptr);
           continue;
         }
-        user_regs_struct r2;
-        if (!Regs(wt, &r2) || !ResumeQuiet(*t, r2, r2.rip)) {
+        if (!ResumeQuiet(*t, r2, r2.rip)) {
           Fail("suppressing an ignored signal failed");
           dead = true;
           return Got::kError;
@@ -780,8 +819,9 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
     }
     const int64_t idx = ss.at_pc[t];
     if (a.next_pc == kExpectDeath) {
-      res.divergence = "the simulator has the process killed when " + who +
-                       " resumes; on the kernel it ran on to " + s.program.DescribeIndex(static_cast<uint32_t>(idx));
+      res.divergence = "the simulator ends the execution when " + who +
+                       " resumes (a kill or a failed assert); on the kernel it ran on to " +
+                       s.program.DescribeIndex(static_cast<uint32_t>(idx));
     } else if (a.next_pc == -1) {
       res.divergence = who + " did not return after " + std::to_string(a.steps) + " instructions: it is at " +
                        s.program.DescribeIndex(static_cast<uint32_t>(idx));
@@ -795,6 +835,23 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
   ss.Teardown();
   return res;
 }
+
+namespace {
+// The CPU a (stopped) thread last ran on: /proc/<tid>/stat field 39.
+int CurrentCpu(pid_t tid, int fallback) {
+  std::ifstream in("/proc/" + std::to_string(tid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return fallback;
+  const size_t rp = line.rfind(')');
+  if (rp == std::string::npos) return fallback;
+  std::istringstream rest(line.substr(rp + 2));
+  std::string field;
+  for (int i = 3; i <= 39 && rest >> field; ++i) {
+    if (i == 39) return std::atoi(field.c_str());
+  }
+  return fallback;
+}
+}  // namespace
 
 RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events, const TracerOptions& opt) {
   RealResult res;
@@ -850,7 +907,9 @@ RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events
     bool stays = true;  // t keeps its CPU
     while (next[t] < per[t].size() && per[t][next[t]].step <= steps_done[t]) {
       const ThreadEvent& e = per[t][next[t]++];
-      ss.ApplyEvent(t, e.kind, e.arg);
+      // An IPI hits the CPU the thread is on now (the program may have moved it).
+      const int arg = e.kind == PlanAction::Kind::kIpi ? CurrentCpu(ss.tids[t], cpu_of[t]) : e.arg;
+      ss.ApplyEvent(t, e.kind, arg);
       const int c = cpu_of[t];
       if (e.kind == PlanAction::Kind::kPreempt && !queue[c].empty()) {
         queue[c].push_back(t);
@@ -873,8 +932,11 @@ RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events
     if (stays) resume(t);
   };
   ss.Setup();
+  // The first runners, taken before any of them moves (a step-0 migration to
+  // an idle CPU must not start a thread twice).
+  const std::vector<int> first = running;
   for (int c = 0; c < static_cast<int>(s.num_cpus) && !ss.dead; ++c) {
-    if (running[c] >= 0) due(running[c]);
+    if (first[c] >= 0) due(first[c]);
   }
   while (live > 0 && !ss.dead && !ss.assert_failed) {
     int t = -1;

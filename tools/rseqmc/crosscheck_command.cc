@@ -209,6 +209,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
       std::cout << harness::FormatReportJson(r) << "\n";
     } else {
       std::cout << harness::FormatReportLine(r) << "\n";
+      for (const std::string& f : r.flaky_details) std::cout << "  flaky: " << f << "\n";
       size_t shown = 0;
       for (const harness::Disagreement& d : r.details) {
         std::cout << "  disagreement: " << d.summary << "\n";
