@@ -21,6 +21,41 @@ constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
 // The code address reported for a native (C++) thread's own code.
 constexpr uint64_t kNativeIp = 0x00007f0000000000ull;
 constexpr int64_t kEinval = -22, kEbusy = -16, kEperm = -1, kEsrch = -3;
+
+// Default action of a signal without a disposition (SIG_DFL), x86-64 numbers,
+// as include/linux/signal.h's SIG_KERNEL_IGNORE_MASK / SIG_KERNEL_STOP_MASK /
+// SIG_KERNEL_COREDUMP_MASK and signal(7) give it. SIGCONT's "continue" does
+// nothing to a running process, so it counts as ignored (the kernel's ignore
+// mask holds it too).
+enum class DefaultAction : uint8_t { kTerminate, kCoreDump, kIgnore, kStop };
+
+DefaultAction DefaultActionOf(int signo) {
+  switch (signo) {
+    case 17:  // SIGCHLD
+    case 18:  // SIGCONT
+    case 23:  // SIGURG
+    case 28:  // SIGWINCH
+      return DefaultAction::kIgnore;
+    case 19:  // SIGSTOP
+    case 20:  // SIGTSTP
+    case 21:  // SIGTTIN
+    case 22:  // SIGTTOU
+      return DefaultAction::kStop;
+    case 3:   // SIGQUIT
+    case 4:   // SIGILL
+    case 5:   // SIGTRAP
+    case 6:   // SIGABRT
+    case 7:   // SIGBUS
+    case 8:   // SIGFPE
+    case 11:  // SIGSEGV
+    case 24:  // SIGXCPU
+    case 25:  // SIGXFSZ
+    case 31:  // SIGSYS
+      return DefaultAction::kCoreDump;
+    default:
+      return DefaultAction::kTerminate;
+  }
+}
 }  // namespace
 
 Machine::Machine(const Scenario& s, const RunOptions& options)
@@ -208,7 +243,11 @@ bool Machine::IsValid(const Decision& d) const {
     case DecisionKind::kMigrate:
       return d.arg >= 0 && d.arg < num_cpus_ && d.arg != d.cpu && ((threads_[t].affinity >> d.arg) & 1);
     case DecisionKind::kSignal:
-      return d.arg >= 1 && d.arg <= kMaxSignal && d.arg != 9 && d.arg != 19;
+      // Not SIGKILL or SIGSTOP (no disposition can be declared for them), nor a
+      // job-control stop signal left at its default action: the simulator does
+      // not model stopping the process (see RaiseSignal).
+      if (d.arg < 1 || d.arg > kMaxSignal || d.arg == 9 || d.arg == 19) return false;
+      return !(signal_handler_[d.arg] == 0 && DefaultActionOf(d.arg) == DefaultAction::kStop);
     case DecisionKind::kIpi:
       return true;
   }
@@ -448,8 +487,30 @@ void Machine::ApplyEvent(const Decision& d) {
 }
 
 void Machine::RaiseSignal(int t, int signo) {
-  // Ignored signals are discarded when generated and are no rseq event (rule 10).
-  if (signal_handler_[signo] == ~0u) return;
+  // Ignored signals are discarded when generated and are no rseq event (rule
+  // 10): SIG_IGN, and SIG_DFL of a signal whose default action is to ignore it
+  // (kernel/signal.c: sig_ignored() -> sig_task_ignored() ->
+  // sig_handler_ignored(), true for SIG_DFL when sig_kernel_ignore(sig)).
+  const uint32_t h = signal_handler_[signo];
+  if (h == ~0u) return;
+  if (h == 0) {
+    switch (DefaultActionOf(signo)) {
+      case DefaultAction::kIgnore:
+        return;
+      case DefaultAction::kStop:
+        // Job-control stop not modelled: the process is an orphaned process
+        // group's member, where the kernel discards SIGTSTP/SIGTTIN/SIGTTOU
+        // (kernel/signal.c get_signal(): is_current_pgrp_orphaned() before
+        // do_signal_stop()); SIGSTOP would stop it until SIGCONT, which nothing
+        // sends. Either way no handler frame is set up, so it is no rseq event;
+        // here it is discarded at generation. Injecting one is refused (IsValid);
+        // only a program's tgkill gets here.
+        return;
+      case DefaultAction::kTerminate:
+      case DefaultAction::kCoreDump:
+        break;
+    }
+  }
   threads_[t].pending |= 1u << signo;
 }
 
@@ -473,7 +534,14 @@ bool Machine::DeliverSignal(int t, int signo) {
   SimThread& th = threads_[t];
   const uint32_t h = signal_handler_[signo];
   if (h == 0) {
-    Kill(signo, SignalName(signo) + " delivered to " + s_.threads[t].name + " (default action: terminate)", t);
+    // Only terminating defaults are ever pending (RaiseSignal discards the
+    // others). A core dump changes nothing the simulator reports: the verdict
+    // is "killed by signal N" (kSigsegv for SIGSEGV, kKilled otherwise).
+    const bool core = DefaultActionOf(signo) == DefaultAction::kCoreDump;
+    Kill(signo,
+         SignalName(signo) + " delivered to " + s_.threads[t].name +
+             (core ? " (default action: terminate with core dump)" : " (default action: terminate)"),
+         t);
     return false;
   }
   // rseq_signal_deliver(): SIGNAL event, then the fixup runs synchronously

@@ -156,6 +156,8 @@ class Machine {
   void SwitchIn(int cpu, int t, int prev);
   void Enqueue(int cpu, int t);
   // Generate signal for thread t (pending); delivery happens on its next return to user.
+  // Discarded at once if ignored: SIG_IGN, or SIG_DFL of SIGCHLD/SIGCONT/SIGURG/
+  // SIGWINCH, and (job control not modelled) of SIGSTOP/SIGTSTP/SIGTTIN/SIGTTOU.
   void RaiseSignal(int t, int signo);
   // Exit-to-user work for thread t (rule §7.12): signal frames (each preceded by
   // the rseq fixup), then the notify-resume rseq evaluation and ID update.

@@ -77,7 +77,10 @@ struct ThreadSpec {
 };
 
 // Disposition of one signal number. Signals without a SignalSpec take the
-// default action (terminate the process), as the kernel does for SIGUSR1/2.
+// kernel's default action (signal(7)): SIGCHLD, SIGCONT, SIGURG and SIGWINCH
+// are ignored (no rseq event either); the job-control stop signals are not
+// modelled (a program's tgkill of one is discarded, injecting one is invalid);
+// every other signal terminates the process (sim/machine.cc DefaultActionOf).
 struct SignalSpec {
   int signo = kSigUsr1;
   int32_t handler = -1;  // function index; -1 = ignored (SIG_IGN: not an rseq event, rule §7.10)

@@ -5,6 +5,7 @@
 // schedule (tests/rule_helpers.h) and asserts exact values: memory, registers
 // (through `observe`), abort counts and trace entries. Rule 26 reproduces the
 // results table that the real 6.18 kernel gave in reference/inject-prototype.md.
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <utility>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/builder.h"
+#include "sim/diag.h"
 #include "sim/ir.h"
 #include "sim/kernel_model.h"
 #include "sim/scenario.h"
@@ -659,18 +661,24 @@ TEST(KernelRules, Rule08_MigrationAborts) {
   }
 }
 
+// `signo`, injected right before `inc`'s load, sets up a handler frame (over
+// abort_ip) and aborts the section.
+void ExpectSignalFrameAbortsAtLoad(const Scenario& s, int signo, KernelModel k) {
+  ScheduleMaker sm(s, k);
+  sm.Signal(0, Pc(s, "inc", "load"), signo);
+  ExecutionResult r = sm.Run();
+  ExpectOneAbortAtLoad(s, r, 0);
+  const auto frames = Entries(r, TraceKind::kSignalFrame, 0);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].a, signo);
+  EXPECT_EQ(frames[0].b, Pc(s, "inc", "abort"));
+}
+
 TEST(KernelRules, Rule08_SignalWithHandlerFrameAborts) {
   Scenario s = CounterScenario();
   for (KernelModel k : {k60, k418}) {
     SCOPED_TRACE(KernelModelName(k));
-    ScheduleMaker sm(s, k);
-    sm.Signal(0, Pc(s, "inc", "load"), kSigUsr1);
-    ExecutionResult r = sm.Run();
-    ExpectOneAbortAtLoad(s, r, 0);
-    const auto frames = Entries(r, TraceKind::kSignalFrame, 0);
-    ASSERT_EQ(frames.size(), 1u);
-    EXPECT_EQ(frames[0].a, kSigUsr1);
-    EXPECT_EQ(frames[0].b, Pc(s, "inc", "abort"));
+    ExpectSignalFrameAbortsAtLoad(s, kSigUsr1, k);
   }
 }
 
@@ -808,26 +816,40 @@ TEST(KernelRules, Rule10_YieldWithNoOtherRunnableThreadIsNoEvent) {
   }
 }
 
-TEST(KernelRules, Rule10_IgnoredSignalIsNoEvent) {
+// `signo`, injected inside the section of `inc` and right before `ids`'s
+// probe, changes nothing: no kill, no frame, no abort, not even an ID update
+// (no notify-resume).
+void ExpectInjectedSignalIsNoEvent(int signo, KernelModel k) {
   {
     Scenario s = CounterScenario();
-    ScheduleMaker sm(s);
-    sm.Signal(0, Pc(s, "inc", "load"), kSigUsr2);
+    ScheduleMaker sm(s, k);
+    sm.Signal(0, Pc(s, "inc", "load"), signo);
     ExecutionResult r = sm.Run();
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+    EXPECT_EQ(r.events[static_cast<int>(DecisionKind::kSignal)], 1u);
     EXPECT_EQ(r.threads[0].aborts, 0u);
+    EXPECT_TRUE(r.threads[0].exited);
+    EXPECT_TRUE(Entries(r, TraceKind::kKill).empty());
     EXPECT_TRUE(Entries(r, TraceKind::kSignalFrame).empty());
     EXPECT_EQ(r.SymbolValue(s, "aborts"), 0);
     EXPECT_EQ(r.SymbolValue(s, "counter", 0), 1);
   }
   Scenario s = IdsScenario();
-  ScheduleMaker sm(s);
-  sm.Signal(0, Pc(s, "ids", "probe"), kSigUsr2);
+  ScheduleMaker sm(s, k);
+  sm.Signal(0, Pc(s, "ids", "probe"), signo);
   ExecutionResult r = sm.Run();
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
   EXPECT_EQ(Observed(s, r, 0, "cpu_id_start"), V{0x1234});
   EXPECT_EQ(Observed(s, r, 0, "mm_cid"), V{0x777});
   EXPECT_TRUE(Entries(r, TraceKind::kIdUpdate).empty());
+}
+
+TEST(KernelRules, Rule10_IgnoredSignalIsNoEvent) {
+  ASSERT_NE(CounterScenario().FindSignal(kSigUsr2), nullptr);  // `signal SIGUSR2 ignore`
+  for (KernelModel k : {k60, k418}) {
+    SCOPED_TRACE(KernelModelName(k));
+    ExpectInjectedSignalIsNoEvent(kSigUsr2, k);
+  }
 }
 
 // A signal generated while blocked (its own handler is running) is no event:
@@ -865,6 +887,77 @@ TEST(KernelRules, Rule10_BlockedSignalIsNoEvent) {
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(frames[0].depth, 1);
   EXPECT_EQ(frames[1].depth, 1);
+}
+
+// Signals whose default action is to ignore them (SIGCHLD, SIGCONT, SIGURG,
+// SIGWINCH), with no disposition declared, are discarded at generation like
+// SIG_IGN'd ones (kernel/signal.c: sig_handler_ignored() is true for SIG_DFL
+// when sig_kernel_ignore(sig)): no kill, no frame, no abort.
+constexpr int kSigChld = 17, kSigCont = 18, kSigStop = 19, kSigTstp = 20, kSigTtin = 21, kSigTtou = 22,
+              kSigUrg = 23, kSigWinch = 28, kSigQuit = 3;
+constexpr int kDefaultIgnored[] = {kSigWinch, kSigChld, kSigUrg, kSigCont};
+
+// t1 runs `inc` on CPU 1 up to its load (inside the section); then t0, on CPU
+// 0, sends it `signo` with tgkill and exits; then t1 resumes. No signal has a
+// disposition.
+Scenario TgkillIntoSectionScenario(int signo) {
+  ScenarioBuilder b("tgkill_into_section");
+  b.Cpus(2);
+  AddCounter(b);
+  b.Func("sender").Tgkill("t1", signo).Observe("tgkill", 0).Ret();
+  b.Thread("t0", "sender", 0).Thread("t1", "inc", 1);
+  return b.Build();
+}
+
+ExecutionResult RunTgkillIntoSection(const Scenario& s, KernelModel k) {
+  ScheduleMaker sm(s, k);
+  sm.Add(0, Decision::Step(1));
+  sm.RunCpu(1, Pc(s, "inc", "load"), 0);
+  return sm.Run();
+}
+
+// The signal was generated for t1 (one kSignal entry) and then had no effect:
+// t1 completed its section without an abort, nothing was delivered or killed.
+void ExpectDiscardedTgkill(const Scenario& s, const ExecutionResult& r, int signo) {
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+  EXPECT_EQ(Observed(s, r, 0, "tgkill"), V{0});
+  const auto gen = Entries(r, TraceKind::kSignal, 1);
+  ASSERT_EQ(gen.size(), 1u);
+  EXPECT_EQ(gen[0].a, signo);
+  EXPECT_TRUE(Entries(r, TraceKind::kKill).empty());
+  EXPECT_TRUE(Entries(r, TraceKind::kSignalFrame).empty());
+  EXPECT_TRUE(Entries(r, TraceKind::kAbort).empty());
+  EXPECT_EQ(r.threads[1].aborts, 0u);
+  EXPECT_TRUE(r.threads[1].exited);
+  EXPECT_EQ(Observed(s, r, 1, "cpu"), V{1});
+  EXPECT_EQ(Observed(s, r, 1, "counter_at_abort"), V{});
+  EXPECT_EQ(r.SymbolValue(s, "aborts"), 0);
+  EXPECT_EQ(r.SymbolValue(s, "counter", 1), 1);
+  EXPECT_EQ(r.SymbolValue(s, "counter", 0), 0);
+}
+
+TEST(KernelRules, Rule10_DefaultIgnoredSignalTgkilledIntoSectionIsNoEvent) {
+  for (int signo : kDefaultIgnored) {
+    SCOPED_TRACE(SignalName(signo));
+    Scenario s = TgkillIntoSectionScenario(signo);
+    ASSERT_EQ(s.FindSignal(signo), nullptr);
+    for (KernelModel k : {k60, k418}) {
+      SCOPED_TRACE(KernelModelName(k));
+      ExpectDiscardedTgkill(s, RunTgkillIntoSection(s, k), signo);
+    }
+  }
+}
+
+TEST(KernelRules, Rule10_DefaultIgnoredSignalInjectedIntoSectionIsNoEvent) {
+  for (int signo : kDefaultIgnored) {
+    SCOPED_TRACE(SignalName(signo));
+    ASSERT_EQ(CounterScenario().FindSignal(signo), nullptr);
+    ASSERT_EQ(IdsScenario().FindSignal(signo), nullptr);
+    for (KernelModel k : {k60, k418}) {
+      SCOPED_TRACE(KernelModelName(k));
+      ExpectInjectedSignalIsNoEvent(signo, k);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1988,6 +2081,106 @@ TEST(KernelRules, Signals_TgkillEsrchForMissingOrExitedThread) {
   EXPECT_EQ(Observed(s, r, 0, "exited"), V{kEsrch});
   EXPECT_TRUE(Entries(r, TraceKind::kSignal).empty());
   EXPECT_TRUE(Entries(r, TraceKind::kSignalFrame).empty());
+}
+
+// A signal without a disposition whose default action terminates the process
+// kills it when delivered (kKilled; kSigsegv only for SIGSEGV), core-dumping
+// ones included.
+TEST(KernelRules, Signals_UndeclaredTerminatingSignalKills) {
+  struct Case {
+    int signo;
+    Verdict verdict;
+    const char* action;
+  };
+  for (const Case& c : {Case{kSigUsr2, Verdict::kKilled, "(default action: terminate)"},
+                        Case{kSigQuit, Verdict::kKilled, "(default action: terminate with core dump)"},
+                        Case{kSigSegv, Verdict::kSigsegv, "(default action: terminate with core dump)"}}) {
+    SCOPED_TRACE(SignalName(c.signo));
+    Scenario s = TgkillIntoSectionScenario(c.signo);
+    ASSERT_EQ(s.FindSignal(c.signo), nullptr);
+    ExecutionResult r = RunTgkillIntoSection(s, k60);
+    EXPECT_EQ(r.verdict, c.verdict) << r.message;
+    EXPECT_EQ(r.message, SignalName(c.signo) + " delivered to t1 " + c.action);
+    const auto kills = Entries(r, TraceKind::kKill);
+    ASSERT_EQ(kills.size(), 1u);
+    EXPECT_EQ(kills[0].a, c.signo);
+    EXPECT_EQ(kills[0].thread, 1);
+    EXPECT_FALSE(r.threads[1].exited);
+    EXPECT_EQ(r.SymbolValue(s, "counter", 1), 0);
+  }
+  // Injected: the same.
+  Scenario s = IdsScenario();
+  ASSERT_EQ(s.FindSignal(kSigQuit), nullptr);
+  ScheduleMaker sm(s);
+  sm.Signal(0, Pc(s, "ids", "probe"), kSigQuit);
+  ExecutionResult r = sm.Run();
+  EXPECT_EQ(r.verdict, Verdict::kKilled) << r.message;
+  EXPECT_FALSE(r.threads[0].exited);
+}
+
+// Job-control stops are not modelled: a program's tgkill of a stop signal
+// left at its default action is discarded (the kernel discards SIGTSTP/SIGTTIN/
+// SIGTTOU in an orphaned process group), and no handler frame means no rseq event.
+TEST(KernelRules, Signals_TgkillOfDefaultStopSignalIsDiscarded) {
+  for (int signo : {kSigStop, kSigTstp, kSigTtin, kSigTtou}) {
+    SCOPED_TRACE(SignalName(signo));
+    Scenario s = TgkillIntoSectionScenario(signo);
+    ExpectDiscardedTgkill(s, RunTgkillIntoSection(s, k60), signo);
+  }
+}
+
+// Injecting SIGKILL, SIGSTOP, or a job-control stop signal at its default
+// action is not a valid decision; one with a declared handler is, and so are
+// the default-ignored and default-terminating ones.
+TEST(KernelRules, Signals_InjectingDefaultStopSignalIsInvalid) {
+  class Probe : public Scheduler {
+   public:
+    Decision Choose(const ChoiceView& v) override {
+      const int cpu = v.DefaultCpu();
+      if (!probed && v.Running(cpu) >= 0) {
+        probed = true;
+        for (int signo = 0; signo <= kMaxSignal + 1; ++signo) {
+          if (v.IsValid(Decision::Signal(cpu, signo))) valid.push_back(signo);
+        }
+      }
+      return Decision::Step(cpu);
+    }
+    bool probed = false;
+    std::vector<int> valid;
+  };
+  auto all_but = [](std::initializer_list<int> excluded) {
+    std::vector<int> out;
+    for (int signo = 1; signo <= kMaxSignal; ++signo) {
+      if (std::find(excluded.begin(), excluded.end(), signo) == excluded.end()) out.push_back(signo);
+    }
+    return out;
+  };
+  {
+    Scenario s = CounterScenario();
+    Probe probe;
+    ExecutionResult r = Simulator(s).Run(probe);
+    EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+    ASSERT_TRUE(probe.probed);
+    EXPECT_EQ(probe.valid, all_but({9, kSigStop, kSigTstp, kSigTtin, kSigTtou}));
+    // A replay schedule that injects SIGTSTP is refused.
+    ScheduleMaker sm(s);
+    sm.Signal(0, Pc(s, "inc", "load"), kSigTstp);
+    EXPECT_THROW(sm.Run(), InputError);
+  }
+  // With a disposition (handler or SIG_IGN) SIGTSTP/SIGTTIN can be injected;
+  // the handler's frame aborts the section.
+  ScenarioBuilder b("tstp_handled");
+  b.Cpus(2);
+  AddCounter(b);
+  AddSigHandler(b);
+  b.Signal(kSigTstp, "on_sig").Signal(kSigTtin, "");
+  b.Thread("t0", "inc", 0);
+  Scenario s = b.Build();
+  Probe probe;
+  ExecutionResult probed = Simulator(s).Run(probe);
+  EXPECT_EQ(probed.verdict, Verdict::kPass) << probed.message;
+  EXPECT_EQ(probe.valid, all_but({9, kSigStop, kSigTtou}));
+  ExpectSignalFrameAbortsAtLoad(s, kSigTstp, k60);
 }
 
 // ---------------------------------------------------------------------------
