@@ -99,10 +99,19 @@ ExecutionResult SimulateForPlan(Simulator& sim, Scheduler& sched, Plan* plan) {
 }
 
 namespace {
-// A signal the scenario ignores (SIG_IGN): discarded when sent, no rseq event.
+// A signal the scenario ignores (SIG_IGN), or one whose default action is to
+// ignore it (SIGCHLD, SIGCONT, SIGURG, SIGWINCH: sig_kernel_ignore() in
+// include/linux/signal.h), or a job-control stop (see below): discarded when
+// sent, no rseq event (the simulator's rule). Traced, it still stops the
+// thread, which the tracer must not let count.
 bool Ignored(const Scenario& s, int signo) {
   const SignalSpec* spec = s.FindSignal(signo);
-  return spec != nullptr && spec->handler < 0;
+  if (spec != nullptr) return spec->handler < 0;
+  // Job-control stops are not modelled: the simulator discards them (as the
+  // kernel does for SIGTSTP/SIGTTIN/SIGTTOU in an orphaned process group), so
+  // the tracer drops them too instead of letting the tracee stop.
+  return signo == SIGCHLD || signo == SIGCONT || signo == SIGURG || signo == SIGWINCH || signo == SIGSTOP ||
+         signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
 }
 }  // namespace
 
@@ -591,9 +600,8 @@ class Session {
         break;
       }
       case PlanAction::Kind::kSignal: {
-        const SignalSpec* spec = s_.FindSignal(arg);
-        if (spec && spec->handler < 0) {
-          Log("signal " + SignalName(arg) + " to " + who + ": ignored (SIG_IGN), not sent");
+        if (Ignored(s_, arg)) {
+          Log("signal " + SignalName(arg) + " to " + who + ": ignored, not sent");
           break;
         }
         if (syscall(SYS_tgkill, pid_, tids[t], arg) != 0) Fail("tgkill of the tracee failed");
@@ -684,8 +692,7 @@ class Session {
       }
       // A signal-delivery-stop: deliver (handler or default action), or
       // drop an ignored one without letting the stop count as a preemption.
-      const SignalSpec* spec = s_.FindSignal(sig);
-      if (spec && spec->handler < 0) {
+      if (Ignored(s_, sig)) {
         // An ignored signal is no rseq event; its stop must neither add a
         // preemption (a quiet resume) nor hide the event a plain resume is
         // delivering (the signal stop comes before the rseq fix-up).
