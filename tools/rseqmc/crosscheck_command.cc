@@ -52,6 +52,9 @@ po::options_description Options() {
        "events per random schedule (deterministic, default 2) or per run (outcomes, where it is also the "
        "checker's bound: default 1, check's default).")
       ("no-single-events", "deterministic: skip the enumeration of every single-event schedule.")
+      ("max-single-events", po::value<std::string>()->value_name("N"),
+       "deterministic: with more single-event schedules than N (long loops), force a seeded sample of N "
+       "(default 5000; 0 = all).")
       ("schedule", po::value<std::string>()->value_name("TOKEN"),
        "deterministic: force only this schedule (a token from rseqmc run/check/crosscheck) and show both "
        "timelines if the kernel disagrees.")
@@ -122,6 +125,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   o.stress.seed = o.seed;
   o.max_events = static_cast<uint32_t>(uint_opt("max-events", o.mode == CrosscheckMode::kOutcomes ? 1 : 2));
   o.single_events = !vm.count("no-single-events");
+  o.max_single_events = uint_opt("max-single-events", o.max_single_events);
   if (vm.count("schedule")) {
     if (o.mode != CrosscheckMode::kDeterministic) throw UsageError("--schedule needs --mode deterministic");
     o.schedule = text("schedule");
