@@ -185,6 +185,9 @@ uint64_t ContextHash(const SimThread& th) {
     const Context& c = th.ctx[d];
     for (int64_t r : c.r) h = (h ^ static_cast<uint64_t>(r)) * 0x100000001b3ull;
     h = (h ^ (static_cast<uint64_t>(c.pc) << 8 | c.call_depth)) * 0x100000001b3ull;
+    // The return addresses too: two calls of one function from different
+    // places reach the same pc and registers without going round a loop.
+    for (uint32_t i = 0; i < c.call_depth; ++i) h = (h ^ c.ret_stack[i]) * 0x100000001b3ull;
   }
   h = (h ^ th.pending ^ (static_cast<uint64_t>(th.blocked) << 32)) * 0x100000001b3ull;
   return h;
