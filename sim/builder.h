@@ -198,6 +198,12 @@ class ScenarioBuilder {
 // per-CPU blocks `stride` apart) and sizes. Called by Build() and the parser.
 void LayoutProgram(Program& p, uint32_t num_cpus);
 
+// Writes every symbol element's initial value (little-endian, `width` bytes)
+// into `image`, whose byte i holds address kDataBase + i; it must cover every
+// symbol of the laid-out program. The simulator's memory and the real-kernel
+// harness's data mapping both start from this image.
+void WriteSymbolImage(const Program& p, uint32_t num_cpus, uint8_t* image);
+
 }  // namespace rseqmc
 
 #endif  // RSEQMC_SIM_BUILDER_H_

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "sim/builder.h"
 #include "sim/scenario.h"
@@ -147,6 +148,19 @@ const char* CmpName(CmpKind c) {
     case CmpKind::kGeu: return ">=u";
   }
   return "?";
+}
+
+void WriteSymbolImage(const Program& p, uint32_t num_cpus, uint8_t* image) {
+  for (const Symbol& sym : p.symbols) {
+    const uint32_t blocks = sym.per_cpu ? num_cpus : 1;
+    for (uint32_t c = 0; c < blocks; ++c) {
+      for (uint32_t i = 0; i < sym.count; ++i) {
+        const int64_t v = sym.init.empty() ? 0 : (i < sym.init.size() ? sym.init[i] : sym.init.back());
+        const uint64_t addr = sym.address + c * sym.stride + i * static_cast<uint64_t>(sym.width);
+        std::memcpy(image + (addr - kDataBase), &v, static_cast<size_t>(sym.width));
+      }
+    }
+  }
 }
 
 void LayoutProgram(Program& p, uint32_t num_cpus) {

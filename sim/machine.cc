@@ -9,6 +9,7 @@
 #include <bit>
 #include <utility>
 
+#include "sim/builder.h"
 #include "sim/diag.h"
 #include "sim/fiber_pool.h"
 #include "sim/thread_api.h"
@@ -73,16 +74,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
   mem_size_ = area_base_ - kDataBase + kRseqAreaBytes * s.threads.size();
   init_mem_.assign(mem_size_, 0);
   mem_ = init_mem_.data();
-  for (const Symbol& sym : p.symbols) {
-    const uint32_t blocks = sym.per_cpu ? s.num_cpus : 1;
-    for (uint32_t c = 0; c < blocks; ++c) {
-      for (uint32_t i = 0; i < sym.count; ++i) {
-        int64_t v = sym.init.empty() ? 0 : (i < sym.init.size() ? sym.init[i] : sym.init.back());
-        Store(sym.address + c * sym.stride + i * static_cast<uint64_t>(sym.width), static_cast<uint64_t>(v),
-              static_cast<int>(sym.width));
-      }
-    }
-  }
+  WriteSymbolImage(p, s.num_cpus, init_mem_.data());
   for (size_t d = 0; d < p.descriptors.size(); ++d) {
     const CsDescriptor& cs = p.descriptors[d];
     uint64_t a = DescriptorAddress(static_cast<uint32_t>(d));

@@ -14,6 +14,7 @@
 
 #include <xbyak/xbyak.h>
 
+#include "sim/builder.h"  // WriteSymbolImage
 #include "sim/ir.h"
 #include "sim/machine.h"  // kMaxCallDepth
 
@@ -100,19 +101,7 @@ JitProgram::JitProgram(const Scenario& s, JitOptions opts, uint32_t trace_slots)
       }() + ": " + std::strerror(errno));
     }
     data_init_.assign(data_used_, 0);
-    auto store = [&](uint64_t addr, uint64_t v, int bytes) {
-      std::memcpy(data_init_.data() + (addr - kDataBase), &v, static_cast<size_t>(bytes));
-    };
-    for (const Symbol& sym : s.program.symbols) {
-      const uint32_t blocks = sym.per_cpu ? s.num_cpus : 1;
-      for (uint32_t c = 0; c < blocks; ++c) {
-        for (uint32_t i = 0; i < sym.count; ++i) {
-          int64_t v = sym.init.empty() ? 0 : (i < sym.init.size() ? sym.init[i] : sym.init.back());
-          store(sym.address + c * sym.stride + i * static_cast<uint64_t>(sym.width), static_cast<uint64_t>(v),
-                static_cast<int>(sym.width));
-        }
-      }
-    }
+    WriteSymbolImage(s.program, s.num_cpus, data_init_.data());
     // Shared records.
     const size_t nthreads = s.threads.size();
     shared_bytes_ = PageUp(sizeof(SharedArea) + 64 + nthreads * sizeof(ThreadRecord) +

@@ -107,7 +107,6 @@ struct SharedArea {
   int32_t ipi_cpu = -1;
   int32_t ipi_done = 0;
   int32_t ipi_result = 0;
-  int32_t ready = 0;
   ThreadRecord* threads = nullptr;  // num_threads records (inside this area)
 };
 
@@ -193,7 +192,6 @@ class JitProgram {
   std::vector<uint64_t> body_addr_;   // after the prologue, size code
   std::vector<uint64_t> abort_stub_;  // per descriptor
   uint64_t rearm_stub_ = 0, done_trap_ = 0, assert_trap_ = 0, trampoline_ = 0;
-  uint64_t func_addr_base_ = 0;
   std::vector<uint64_t> func_addr_;
   void* code_ = nullptr;
   size_t code_bytes_ = 0, code_map_bytes_ = 0;

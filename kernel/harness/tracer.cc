@@ -151,7 +151,6 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
           open = true;
         }
         run_last = i;
-        runner = e.thread;
         plan.pcs[e.thread].push_back(e.pc);
         break;
       case TraceKind::kPreempt:
@@ -493,7 +492,6 @@ class Session {
   // Resume through the re-arm stub: no rseq abort for this stop.
   bool ResumeQuiet(int t, user_regs_struct& regs, uint64_t continue_at) {
     const pid_t tid = tids[t];
-    (void)t;
     errno = 0;
     long w = ptrace(PTRACE_PEEKDATA, tid, reinterpret_cast<void*>(RseqCsAddr(regs)), nullptr);
     if (errno != 0) return false;
