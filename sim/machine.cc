@@ -6,8 +6,13 @@
 // rseq_need_restart, rseq_update_cpu_node_id, clear_rseq_cs).
 #include "sim/machine.h"
 
+#include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <utility>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "sim/builder.h"
 #include "sim/diag.h"
@@ -134,14 +139,13 @@ uint64_t Machine::Peek(uint64_t address, int bytes) const {
   return Load(address, bytes);
 }
 
-void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
+void Machine::Attach(Scheduler* scheduler, ExecutionResult* out) {
   sched_ = scheduler;
   out_ = out;
   record_ = opt_.record_trace;
   fp_on_ = scheduler->WantsFootprints();
   fp_.Clear();
   acc_ = opt_.record_accesses;
-  out->accesses.clear();
   out->accesses_recorded = acc_;
   if (acc_ && in_cs_.size() != code_size_) {
     in_cs_.assign(code_size_, 0);
@@ -149,6 +153,87 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
       for (uint32_t i = d.start; i < d.post_commit && i < code_size_; ++i) in_cs_[i] = 1;
     }
   }
+  out->verdict = Verdict::kPass;
+  out->stopped = false;
+  out->message.clear();
+  out->properties.clear();
+  out->schedule.kernel = opt_.kernel.model;
+}
+
+void Machine::Save(MachineCheckpoint& ck) const {
+  ck.valid = true;
+  ck.memory.assign(mem_, mem_ + mem_size_);
+  ck.threads.resize(threads_.size());
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    // Everything up to the contexts, then the live contexts only.
+    const SimThread& from = threads_[t];
+    SimThread& to = ck.threads[t];
+    std::memcpy(static_cast<void*>(&to), &from, offsetof(SimThread, ctx));
+    for (int d = 0; d <= from.depth; ++d) to.ctx[d] = from.ctx[d];
+  }
+  ck.cpus.resize(cpus_.size());
+  for (size_t c = 0; c < cpus_.size(); ++c) {
+    ck.cpus[c].running = cpus_[c].running;
+    ck.cpus[c].queue.assign(cpus_[c].queue.begin(), cpus_[c].queue.end());
+  }
+  ck.out.resize(out_->threads.size());
+  for (size_t t = 0; t < out_->threads.size(); ++t) {
+    const ThreadOutcome& o = out_->threads[t];
+    ck.out[t] = {o.exited, o.ret, o.aborts, o.final_cpu, o.observed.size()};
+  }
+  ck.schedule = out_->schedule.entries.size();
+  ck.trace = out_->trace.size();
+  ck.accesses = out_->accesses.size();
+  ck.extra_strings = out_->extra_strings.size();
+  ck.last_cpu = last_cpu_;
+  ck.live_threads = live_threads_;
+  ck.steps = steps_;
+  ck.boundary = boundary_;
+  ck.cid_used = cid_used_;
+  std::copy(std::begin(events_), std::end(events_), std::begin(ck.events));
+  ck.total_events = total_events_;
+}
+
+void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, ExecutionResult* out) {
+  Attach(scheduler, out);
+  out->memory.assign(ck.memory.begin(), ck.memory.end());
+  mem_ = out->memory.data();
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    const SimThread& from = ck.threads[t];
+    SimThread& to = threads_[t];
+    std::memcpy(static_cast<void*>(&to), &from, offsetof(SimThread, ctx));
+    for (int d = 0; d <= from.depth; ++d) to.ctx[d] = from.ctx[d];
+  }
+  for (size_t c = 0; c < cpus_.size(); ++c) {
+    cpus_[c].running = ck.cpus[c].running;
+    cpus_[c].queue.assign(ck.cpus[c].queue.begin(), ck.cpus[c].queue.end());
+  }
+  for (size_t t = 0; t < out->threads.size(); ++t) {
+    ThreadOutcome& o = out->threads[t];
+    const MachineCheckpoint::Out& c = ck.out[t];
+    o.exited = c.exited;
+    o.ret = c.ret;
+    o.aborts = c.aborts;
+    o.final_cpu = c.final_cpu;
+    o.observed.resize(c.observed);
+  }
+  out->schedule.entries.resize(ck.schedule);
+  out->trace.resize(ck.trace);
+  out->accesses.resize(ck.accesses);
+  out->extra_strings.resize(ck.extra_strings);
+  last_cpu_ = ck.last_cpu;
+  live_threads_ = ck.live_threads;
+  steps_ = ck.steps;
+  boundary_ = ck.boundary;
+  cid_used_ = ck.cid_used;
+  std::copy(std::begin(ck.events), std::end(ck.events), std::begin(events_));
+  total_events_ = ck.total_events;
+  finished_ = false;
+}
+
+void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
+  Attach(scheduler, out);
+  out->accesses.clear();
   out->memory.assign(init_mem_.begin(), init_mem_.end());
   mem_ = out->memory.data();
   if (threads_.size() != init_threads_.size()) threads_ = init_threads_;
@@ -205,14 +290,9 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   total_events_ = 0;
   for (uint32_t& e : events_) e = 0;
   finished_ = false;
-  out->verdict = Verdict::kPass;
-  out->stopped = false;
-  out->message.clear();
   out->trace.clear();
   out->schedule.entries.clear();
-  out->schedule.kernel = opt_.kernel.model;
   out->threads.assign(threads_.size(), ThreadOutcome{});
-  out->properties.clear();
   out->extra_strings.clear();
   std::fill(fiber_active_.begin(), fiber_active_.end(), 0);
   if (live_threads_ == 0) finished_ = true;
@@ -288,12 +368,26 @@ bool Machine::Boundary(int self) {
     threads_[self].chosen = false;
     return true;
   }
+  const int t = Decide();
+  if (t < 0) return false;
+  if (t != self) {
+    if (!fiber_active_[t]) threads_[t].chosen = true;
+    fibers_->SwitchTo(t);
+    // Resumed: either chosen to run (state already prepared) or the execution
+    // ended and we are being unwound.
+    if (finished_) return false;
+  }
+  return true;
+}
+
+int Machine::Decide() {
+  if (finished_) return -1;
   if (steps_ >= opt_.max_steps) {
     out_->verdict = Verdict::kStepLimit;
     out_->message = "execution exceeded " + std::to_string(opt_.max_steps) +
                     " steps (a thread may be spinning or retrying forever; raise --max-steps if not)";
     EndExecution();
-    return false;
+    return -1;
   }
   int cpu;
   for (;;) {
@@ -315,7 +409,7 @@ bool Machine::Boundary(int self) {
     if (d.IsStop()) {
       out_->stopped = true;
       EndExecution();
-      return false;
+      return -1;
     }
     if (fp_on_) fp_.Clear();
     if (!IsValid(d)) {
@@ -334,7 +428,7 @@ bool Machine::Boundary(int self) {
     ApplyEvent(d);
     if (finished_) {
       EndExecution();
-      return false;
+      return -1;
     }
   }
   last_cpu_ = cpu;
@@ -345,17 +439,18 @@ bool Machine::Boundary(int self) {
     ReturnToUser(t);
     if (finished_) {
       EndExecution();
-      return false;
+      return -1;
     }
   }
-  if (t != self) {
-    if (!fiber_active_[t]) th.chosen = true;
-    fibers_->SwitchTo(t);
-    // Resumed: either chosen to run (state already prepared) or the execution
-    // ended and we are being unwound.
-    if (finished_) return false;
+  return t;
+}
+
+void Machine::RunDirect() {
+  for (;;) {
+    const int t = Decide();
+    if (t < 0) return;
+    if (Step(t) == Stop::kEnded) return;
   }
-  return true;
 }
 
 void Machine::EndExecution() {
@@ -730,7 +825,11 @@ void Machine::Finish() {
     }
   }
   // A 64-bit multiply-xorshift hash over decisions, final memory (8 bytes at a
-  // time) and thread outcomes: the determinism self-check compares it.
+  // time) and thread outcomes: the determinism self-check compares it. An
+  // execution the scheduler stopped has no verdict to check (exhaustive
+  // search stops most of its executions early): 0.
+  r.trace_hash = 0;
+  if (r.stopped) return;
   uint64_t h = 0x243f6a8885a308d3ull;
   auto mix = [&h](uint64_t v) {
     h = (h ^ v) * 0x9e3779b97f4a7c15ull;
@@ -831,10 +930,17 @@ inline bool Compare(CmpKind k, int64_t a, int64_t b) {
 }  // namespace
 
 Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
-  SimThread& th = threads_[t];
   for (;;) {
     if (!skip_boundary && !Boundary(t)) return Stop::kEnded;
     skip_boundary = false;
+    const Stop st = Step(t);
+    if (st != Stop::kNext) return st;
+  }
+}
+
+inline Machine::Stop Machine::Step(int t) {
+  SimThread& th = threads_[t];
+  {
     Context& c = th.cur();
     const uint32_t pc = c.pc;
     if (pc == kNativePc) return Stop::kNative;
@@ -955,7 +1061,7 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
             ReturnToUser(t);
             if (finished_) return Stop::kEnded;
           }
-          continue;
+          return Stop::kNext;
         }
         ExitThread(t, r[0]);
         return finished_ ? Stop::kEnded : Stop::kExited;
@@ -1005,7 +1111,7 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
         if (record_) Record(TraceKind::kStep, th.cpu, t, pc);
         if (acc_) LogAccess(AccessKind::kInstr, t, pc, next);
         if (!ExecSyscall(t, in)) return Stop::kEnded;
-        continue;
+        return Stop::kNext;
     }
     c.pc = next;
     if (record_) Record(TraceKind::kStep, th.cpu, t, pc, static_cast<int64_t>(wrote_addr), wrote_val);
@@ -1019,6 +1125,7 @@ Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
                 flags, read_bytes != 0 ? r[in.rd] : 0, wrote_val);
     }
   }
+  return Stop::kNext;
 }
 
 bool Machine::ExecSyscall(int t, const Instr& in) {
@@ -1169,54 +1276,50 @@ uint32_t ChoiceView::TotalEvents() const { return m_.total_events(); }
 bool ChoiceView::IsValid(const Decision& d) const { return m_.IsValid(d); }
 
 std::pair<uint64_t, uint64_t> Machine::StateHash() const {
-  // Two independent multiply-xorshift streams give 128 bits.
-  uint64_t h1 = 0x9ae16a3b2f90404full, h2 = 0xc3a5c85c97cb3127ull;
-  auto mix = [&](uint64_t v) {
-    h1 = (h1 ^ v) * 0x9e3779b97f4a7c15ull;
-    h1 ^= h1 >> 31;
-    h2 = (h2 ^ (v + 0x632be59bd9b4e019ull)) * 0xff51afd7ed558ccdull;
-    h2 ^= h2 >> 29;
-  };
-  const size_t words = mem_size_ / 8;
-  for (size_t i = 0; i < words; ++i) {
-    uint64_t w;
-    std::memcpy(&w, mem_ + 8 * i, 8);
-    mix(w);
-  }
+  // The state is laid out as 64-bit words in a reused buffer, then hashed
+  // with XXH3-128 (xxHash, header-only): memory first, then each thread,
+  // the CPUs' run queues, the mm_cid allocator, the event counts and the
+  // observations made so far.
+  std::vector<uint64_t>& w = hash_words_;
+  const size_t mem_words = (mem_size_ + 7) / 8;
+  w.resize(mem_words);
+  w.back() = 0;
+  std::memcpy(w.data(), mem_, mem_size_);
   for (const SimThread& th : threads_) {
-    mix(static_cast<uint64_t>(th.state) | static_cast<uint64_t>(th.cpu) << 8 |
-        static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
-        static_cast<uint64_t>(th.depth) << 32 | static_cast<uint64_t>(static_cast<uint32_t>(th.mm_cid)) << 40);
-    mix(th.affinity);
-    mix(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
-    mix(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
+    w.push_back(static_cast<uint64_t>(th.state) | static_cast<uint64_t>(th.cpu) << 8 |
+                static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
+                static_cast<uint64_t>(th.depth) << 32 | static_cast<uint64_t>(static_cast<uint32_t>(th.mm_cid)) << 40);
+    w.push_back(th.affinity);
+    w.push_back(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
+    w.push_back(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
     for (int d = 0; d <= th.depth; ++d) {
       const Context& c = th.ctx[d];
-      for (int64_t r : c.r) mix(static_cast<uint64_t>(r));
-      mix(static_cast<uint64_t>(c.pc) | static_cast<uint64_t>(c.call_depth) << 32);
-      for (uint32_t i = 0; i < c.call_depth; ++i) mix(c.ret_stack[i]);
-      mix(static_cast<uint64_t>(c.signo) | static_cast<uint64_t>(c.saved_blocked) << 32);
+      for (int64_t r : c.r) w.push_back(static_cast<uint64_t>(r));
+      w.push_back(static_cast<uint64_t>(c.pc) | static_cast<uint64_t>(c.call_depth) << 32);
+      for (uint32_t i = 0; i < c.call_depth; ++i) w.push_back(c.ret_stack[i]);
+      w.push_back(static_cast<uint64_t>(c.signo) | static_cast<uint64_t>(c.saved_blocked) << 32);
     }
   }
   for (const SimCpu& c : cpus_) {
-    mix(static_cast<uint64_t>(static_cast<uint32_t>(c.running)) | static_cast<uint64_t>(c.queue.size()) << 32);
-    for (int8_t q : c.queue) mix(static_cast<uint64_t>(q));
+    w.push_back(static_cast<uint64_t>(static_cast<uint32_t>(c.running)) | static_cast<uint64_t>(c.queue.size()) << 32);
+    for (int8_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
   }
-  mix(cid_used_);
-  for (uint32_t e : events_) mix(e);
+  w.push_back(cid_used_);
+  for (uint32_t e : events_) w.push_back(e);
   // The observations made so far are part of the outcome: two histories that
   // reach the same memory and registers after observing different values (or
   // in another order) must not be merged.
   if (out_ != nullptr) {
     for (const ThreadOutcome& o : out_->threads) {
-      mix(o.observed.size());
+      w.push_back(o.observed.size());
       for (const auto& [id, v] : o.observed) {
-        mix(id);
-        mix(static_cast<uint64_t>(v));
+        w.push_back(id);
+        w.push_back(static_cast<uint64_t>(v));
       }
     }
   }
-  return {h1, h2};
+  const XXH128_hash_t h = XXH3_128bits(w.data(), w.size() * sizeof(uint64_t));
+  return {h.low64, h.high64};
 }
 
 bool Machine::InCriticalSection(int t) const {

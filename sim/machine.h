@@ -83,6 +83,31 @@ struct SimCpu {
   std::vector<int8_t> queue;        // FIFO run queue (thread ids), excluding `running`
 };
 
+// The state of an all-IR execution at one boundary, before the scheduler's
+// choice there (Machine::Save / Machine::ResumeFrom). Exhaustive search keeps
+// one per node of its path and continues from the deepest node it backtracks
+// to, instead of replaying the path from the initial state. Buffers are reused
+// when a checkpoint is saved again.
+struct MachineCheckpoint {
+  bool valid = false;
+  std::vector<uint8_t> memory;
+  std::vector<SimThread> threads;     // contexts above each thread's depth are not copied
+  std::vector<SimCpu> cpus;
+  struct Out {
+    bool exited = false;
+    int64_t ret = 0;
+    uint32_t aborts = 0;
+    uint32_t final_cpu = 0;
+    size_t observed = 0;
+  };
+  std::vector<Out> out;
+  size_t schedule = 0, trace = 0, accesses = 0, extra_strings = 0;
+  int last_cpu = 0, live_threads = 0;
+  uint64_t steps = 0, boundary = 0, cid_used = 0;
+  uint32_t events[kNumDecisionKinds] = {};
+  uint32_t total_events = 0;
+};
+
 class Machine {
  public:
   Machine(const Scenario& s, const RunOptions& options);
@@ -125,9 +150,26 @@ class Machine {
 
   // ---- driving (Simulator only) ----
   void Reset(Scheduler* scheduler, ExecutionResult* out);
+  // The per-execution settings both Reset and ResumeFrom make.
+  void Attach(Scheduler* scheduler, ExecutionResult* out);
   // Runs thread `t`'s body on the current fiber until the execution ends or the
   // thread exits; switches to other threads' fibers through the FiberPool.
   void ThreadMain(int t);
+  // Runs the execution to its end on the caller's stack, without fibers:
+  // every boundary decides who runs, then that thread's next instruction is
+  // interpreted. Only for scenarios whose threads are all IR (their whole
+  // state is the machine's data); exceptions propagate to the caller.
+  void RunDirect();
+  // Saves the state of this execution at the current boundary into `ck`
+  // (reusing its buffers). Call only from Scheduler::Choose of an execution
+  // run with RunDirect; ResumeFrom continues from there.
+  void Save(MachineCheckpoint& ck) const;
+  // Restores `ck` as the state of an execution that `scheduler` continues,
+  // writing into `out`. `out` must be the ExecutionResult of the execution in
+  // which `ck` was saved or of a later one that passed through the same
+  // boundary with the same decisions before it (its trace, schedule,
+  // observations and access log up to that boundary are kept, the rest cut).
+  void ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, ExecutionResult* out);
   void set_fibers(FiberPool* f) { fibers_ = f; }
   bool finished() const { return finished_; }
   // Called after the last fiber returned control: finalises `out`.
@@ -173,8 +215,16 @@ class Machine {
   // the execution ends, or control returns to native code (a native thread's
   // CallIr returned or its signal handler did sigreturn). skip_boundary: the
   // caller already passed the boundary before the first instruction.
-  enum class Stop { kExited, kEnded, kNative };
+  enum class Stop { kExited, kEnded, kNative, kNext };
   Stop Interpret(int t, bool skip_boundary);
+  // One instruction of thread t's running context (plus a sigreturn's or a
+  // kernel call's own exit-to-user work). kNext: the thread goes on at the
+  // next boundary.
+  [[gnu::always_inline]] inline Stop Step(int t);
+  // The decision part of a boundary: asks the scheduler (events, who runs)
+  // until a thread is chosen to run, then does its return-to-user work.
+  // Returns that thread, or -1 if the execution ended.
+  int Decide();
   // Thread t returned from its entry function with value v.
   void ExitThread(int t, int64_t v);
   // After the running thread left `cpu` (exit, preempt, migrate, yield): switch
@@ -245,6 +295,7 @@ class Machine {
   Footprint fp_;
   bool acc_ = false;            // RunOptions::record_accesses, for this execution
   std::vector<uint8_t> in_cs_;  // by code index: 1 inside some descriptor's [start, post_commit)
+  mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
 };
 
 }  // namespace rseqmc

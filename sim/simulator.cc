@@ -4,6 +4,7 @@
 #include "sim/machine.h"
 
 #include <exception>
+#include <stdexcept>
 
 namespace rseqmc {
 
@@ -31,6 +32,8 @@ int64_t ExecutionResult::SymbolValue(const Scenario& s, const std::string& name,
 
 Simulator::Simulator(const Scenario& scenario, RunOptions options)
     : scenario_(scenario), options_(std::move(options)), machine_(std::make_unique<Machine>(scenario_, options_)) {
+  direct_ = true;
+  for (const ThreadSpec& t : scenario_.threads) direct_ &= !t.native;
   fibers_ = std::make_unique<FiberPool>([m = machine_.get()](int t) { m->ThreadMain(t); });
   fibers_->Reserve(static_cast<int>(scenario_.threads.size()));
   machine_->set_fibers(fibers_.get());
@@ -45,6 +48,12 @@ Verdict Simulator::RunInto(Scheduler& scheduler, ExecutionResult& out) {
   Machine& m = *machine_;
   scheduler.BeginExecution(m);
   m.Reset(&scheduler, &out);
+  if (direct_) {
+    m.RunDirect();
+    m.Finish();
+    scheduler.EndExecution(m);
+    return out.verdict;
+  }
   if (!m.finished()) {
     fibers_->SwitchTo(m.first_thread());
     // Exceptions cannot cross fibers: one raised on a thread's fiber (an invalid
@@ -55,6 +64,18 @@ Verdict Simulator::RunInto(Scheduler& scheduler, ExecutionResult& out) {
     }
   }
   Unwind();
+  m.Finish();
+  scheduler.EndExecution(m);
+  return out.verdict;
+}
+
+Verdict Simulator::ResumeInto(const MachineCheckpoint& ck, Scheduler& scheduler, ExecutionResult& out) {
+  if (!direct_ || !ck.valid) {
+    throw std::logic_error("Simulator::ResumeInto: no checkpoint, or a scenario with C++ threads");
+  }
+  Machine& m = *machine_;
+  m.ResumeFrom(ck, &scheduler, &out);
+  m.RunDirect();
   m.Finish();
   scheduler.EndExecution(m);
   return out.verdict;

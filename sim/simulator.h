@@ -36,6 +36,7 @@ namespace rseqmc {
 
 class Machine;
 class FiberPool;
+struct MachineCheckpoint;
 
 struct RunOptions {
   bool record_trace = false;
@@ -78,7 +79,7 @@ struct ExecutionResult {
   uint64_t steps = 0;             // IR instructions executed
   bool stopped = false;           // the scheduler ended it early (Decision::Stop); no verdict
   uint32_t events[kNumDecisionKinds] = {};  // injected events by kind (kStep unused)
-  uint64_t trace_hash = 0;        // hash of the decision sequence and final state (determinism check)
+  uint64_t trace_hash = 0;        // hash of the decision sequence and final state (determinism check); 0 if stopped
   std::vector<std::string> extra_strings;  // observe names from native threads (ids after Program::strings)
   std::vector<AccessEntry> accesses;  // empty unless RunOptions::record_accesses (sim/access_log.h)
   bool accesses_recorded = false;     // RunOptions::record_accesses was set for this execution
@@ -109,6 +110,19 @@ class Simulator {
   // returns the verdict; trace recording follows the options.
   Verdict RunInto(Scheduler& scheduler, ExecutionResult& out);
 
+  // True if every thread is IR: executions then run without fibers on the
+  // caller's stack, and can be checkpointed at a boundary (Machine::Save,
+  // called from Scheduler::Choose) and continued later with ResumeInto.
+  bool can_resume() const { return direct_; }
+  // Continues from `checkpoint` (saved in an earlier execution of this
+  // simulator) under `scheduler` to the end of the execution, as RunInto
+  // would have from that boundary on; `out` must be the ExecutionResult that
+  // execution wrote (see Machine::ResumeFrom). Does not call
+  // Scheduler::BeginExecution: the scheduler restores its own state. Throws
+  // std::logic_error if !can_resume() or the checkpoint was never saved, and
+  // InputError like RunInto for an invalid decision.
+  Verdict ResumeInto(const MachineCheckpoint& checkpoint, Scheduler& scheduler, ExecutionResult& out);
+
   const Scenario& scenario() const { return scenario_; }
   const RunOptions& options() const { return options_; }
   RunOptions& mutable_options() { return options_; }
@@ -120,6 +134,7 @@ class Simulator {
   RunOptions options_;
   std::unique_ptr<Machine> machine_;
   std::unique_ptr<FiberPool> fibers_;
+  bool direct_ = false;  // every thread is IR: run without fibers (Machine::RunDirect)
 };
 
 // Evaluates a property expression against final memory and thread outcomes.
