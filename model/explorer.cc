@@ -14,10 +14,10 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "model/pct.h"
 #include "model/snapshot.h"
+#include "model/state_set.h"
 #include "sim/diag.h"
 #include "sim/machine.h"
 
@@ -198,6 +198,15 @@ struct SleepEntry {
   Footprint fp;
 };
 
+struct SpinMark {
+  uint64_t ctx = 0;
+  uint64_t writes = ~0ull;
+};
+struct SpinState : SpinMark {
+  std::vector<uint64_t> seen;  // context hashes since the last write on the path
+  bool spinning = false;
+};
+
 struct Node {
   uint64_t enabled = 0;     // threads that may be chosen here
   uint64_t backtrack = 0;   // threads to explore here
@@ -209,6 +218,12 @@ struct Node {
   std::vector<SleepEntry> sleep;
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
+  // The machine at this boundary and the spin detector's state on entry, so
+  // that an execution backtracking here continues from this node instead of
+  // replaying the path (only where the simulator can resume, and only at
+  // nodes with more than one alternative: the others are never backtracked to).
+  MachineCheckpoint ck;
+  std::vector<SpinState> spins;
 
   // Reuses the node's buffers for a new boundary.
   void Reset() {
@@ -219,12 +234,8 @@ struct Node {
     sleep.clear();
     fp.Clear();
     writes_before = 0;
+    ck.valid = false;
   }
-};
-
-struct SpinMark {
-  uint64_t ctx = 0;
-  uint64_t writes = ~0ull;
 };
 
 class DfsEngine : public Scheduler {
@@ -237,6 +248,7 @@ class DfsEngine : public Scheduler {
 
   void BeginExecution(const Machine&) override {
     depth_ = 0;
+    resumed_ = false;
     stopped_redundant_ = false;
     deadlock_ = false;
     path_writes_ = 0;
@@ -251,18 +263,25 @@ class DfsEngine : public Scheduler {
 
   Decision Choose(const ChoiceView& view) override {
     const Machine& m = view.machine();
-    if (depth_ > 0) NoteTransition(m);
+    // A resumed execution starts at a node whose incoming transition was
+    // noted when the node was first reached.
+    if (depth_ > 0 && !resumed_) NoteTransition(m);
+    resumed_ = false;
     if (depth_ < replay_len_) {
       Node& n = stack_[depth_];
       n.writes_before = path_writes_;
+      if (can_resume_ && !n.ck.valid && n.alts.size() > 1) {
+        // Replaying a path loaded from a snapshot: checkpoint it on the way.
+        n.spins = spins_;
+        m.Save(n.ck);
+      }
       UpdateSpin(m, n);
       ++depth_;
       return ToDecision(m, n.alts[n.alt]);
     }
     // A new node.
     if (stateful_) {
-      const auto h = m.StateHash();
-      if (!visited_.insert(h).second) {
+      if (!visited_.Insert(m.StateHash())) {
         stopped_redundant_ = true;
         return Decision::Stop();
       }
@@ -277,6 +296,7 @@ class DfsEngine : public Scheduler {
         if (!Dependent(e.fp, parent.fp)) n.sleep.push_back(e);
       }
     }
+    if (can_resume_) n.spins = spins_;
     UpdateSpin(m, n);
     // Enabled threads: the running ones. A thread spinning without effect
     // keeps its event alternatives but loses its step.
@@ -332,6 +352,7 @@ class DfsEngine : public Scheduler {
       return Decision::Stop();
     }
     n.backtrack = dpor_ ? (1ull << first) : n.enabled;
+    if (can_resume_ && n.alts.size() > 1) m.Save(n.ck);
     ++depth_;
     return ToDecision(m, n.alts[n.alt]);
   }
@@ -349,8 +370,23 @@ class DfsEngine : public Scheduler {
       replay_len_ = 0;
       top_ = 0;
     }
+    can_resume_ = sim.can_resume();
     for (;;) {
-      sim.RunInto(*this, r);
+      if (replay_len_ > 0 && stack_[replay_len_ - 1].ck.valid) {
+        // Continue from the node backtracked to (its checkpoint was saved in
+        // an execution that `r` holds the path of) instead of replaying.
+        const size_t k = replay_len_ - 1;
+        Node& n = stack_[k];
+        depth_ = k;
+        stopped_redundant_ = false;
+        deadlock_ = false;
+        path_writes_ = n.writes_before;
+        spins_ = n.spins;
+        resumed_ = true;
+        sim.ResumeInto(n.ck, *this, r);
+      } else {
+        sim.RunInto(*this, r);
+      }
       if (deadlock_) {
         r.stopped = false;
         // Replaying this schedule runs the spinners to the step limit, so
@@ -405,10 +441,10 @@ class DfsEngine : public Scheduler {
       w.U64(n.writes_before);
     }
     w.U64(visited_.size());
-    for (const auto& [a, b] : visited_) {
-      w.U64(a);
-      w.U64(b);
-    }
+    visited_.ForEach([&w](const StateSet::Key& k) {
+      w.U64(k.first);
+      w.U64(k.second);
+    });
   }
 
   // Restores what Save wrote; Run then continues with the next execution.
@@ -440,12 +476,11 @@ class DfsEngine : public Scheduler {
       }
       n.thread = static_cast<int8_t>(thread);
     }
-    visited_.clear();
+    visited_.Clear();
     const uint64_t states = rd.Count(2);
-    visited_.reserve(states);
     for (uint64_t i = 0; i < states; ++i) {
       const uint64_t a = rd.U64();
-      visited_.insert({a, rd.U64()});
+      visited_.Insert({a, rd.U64()});
     }
     replay_len_ = top_;
     loaded_ = true;
@@ -456,13 +491,10 @@ class DfsEngine : public Scheduler {
   // `more` (false: this level is exhausted) and `forced` (exploration stops).
   std::function<void(bool more, bool forced)> snapshot_;
   uint64_t states() const { return visited_.size(); }
+  uint64_t state_bytes() const { return visited_.bytes(); }
   const Schedule* last_schedule = nullptr;
 
  private:
-  struct PairHash {
-    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const { return p.first ^ (p.second * 0x9e3779b97f4a7c15ull); }
-  };
-
   // Selects thread t at node n with its first awake alternative; false if all asleep.
   bool SelectThread(Node& n, int t) {
     uint16_t b = 0;
@@ -694,16 +726,14 @@ class DfsEngine : public Scheduler {
   size_t top_ = 0;
   size_t replay_len_ = 0;
   bool loaded_ = false;  // the stack came from Load
+  bool can_resume_ = false;  // the simulator can continue from a node's checkpoint
+  bool resumed_ = false;     // the current execution was resumed; no Choose yet
   size_t depth_ = 0;
   bool stopped_redundant_ = false;
   bool deadlock_ = false;
   uint64_t path_writes_ = 0;
-  struct SpinState : SpinMark {
-    std::vector<uint64_t> seen;  // context hashes since the last write on the path
-    bool spinning = false;
-  };
   std::vector<SpinState> spins_;
-  std::unordered_set<std::pair<uint64_t, uint64_t>, PairHash> visited_;
+  StateSet visited_;
   std::vector<uint32_t> clocks_;
   std::vector<uint32_t> thread_clock_;
   std::vector<uint32_t> own_;
@@ -798,7 +828,10 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
         SnapshotReader probe = *resume;
         Bounds b = o.bounds;
         b.max_events = resume_level;
-        DfsEngine(s, o, b).Load(probe);
+        DfsEngine probe_engine(s, o, b);
+        probe_engine.Load(probe);
+        res.states = probe_engine.states();
+        res.state_bytes = probe_engine.state_bytes();
         if (!probe.AtEnd()) probe.Corrupt("trailing bytes");
       }
     }
@@ -870,7 +903,14 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
     return keep_going();
   };
 
-  if (o.strategy == StrategyKind::kRandom || o.strategy == StrategyKind::kPct) {
+  // A resumed exploration that is already over its budget (a snapshot taken
+  // when it reached max-executions) runs nothing: its snapshot stays valid.
+  const bool over_budget = resume.has_value() && !keep_going();
+
+  if (over_budget) {
+    // Nothing to do; stop_reason says why.
+    res.bound_level = resume_level;
+  } else if (o.strategy == StrategyKind::kRandom || o.strategy == StrategyKind::kPct) {
     std::unique_ptr<Scheduler> sched;
     if (o.strategy == StrategyKind::kRandom) {
       RandomOptions ro;
@@ -931,7 +971,7 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
           stopped = true;
           return false;
         }
-        if (o.max_memory_bytes != 0 && engine.states() * 48 > o.max_memory_bytes) {
+        if (o.max_memory_bytes != 0 && engine.state_bytes() > o.max_memory_bytes) {
           res.stop_reason = "memory-limit";
           stopped = true;
           return false;
@@ -944,8 +984,7 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
         return go;
       });
       res.states = engine.states();
-      // unordered_set node: key (16) + hash link (8) + cached hash (8) + allocator overhead (16).
-      res.state_bytes = engine.states() * 48;
+      res.state_bytes = engine.state_bytes();
       if (stopped) break;
     }
     if (res.stop_reason.empty()) res.stop_reason = "exhausted";

@@ -110,6 +110,34 @@ std::string SomeSnapshot(const Scenario& s, ExploreOptions o) {
   return snapshot;
 }
 
+// A snapshot taken when the exploration reached max-executions, resumed with
+// the same cap, runs nothing more (the CLI's SIGINT test hits this when the
+// signal lands after the cap): same count, same reason, the states it had.
+TEST(ResumeTest, ResumingAtTheCapRunsNoMoreExecutions) {
+  const Scenario s = Load("percpu_counter");
+  for (StrategyKind k : {StrategyKind::kDpor, StrategyKind::kStateful, StrategyKind::kRandom}) {
+    SCOPED_TRACE(StrategyName(k));
+    ExploreOptions o;
+    o.strategy = k;
+    o.bounds.max_events = 1;
+    o.max_executions = 100;
+    std::string snapshot;
+    o.snapshot = [&snapshot](const std::string& bytes) { snapshot = bytes; };
+    const ExploreResult first = Explore(s, o);
+    ASSERT_EQ(first.stop_reason, "max-executions");
+    ASSERT_FALSE(snapshot.empty());
+    const std::string saved = snapshot;
+    o.resume_from = &saved;
+    snapshot.clear();
+    const ExploreResult again = Explore(s, o);
+    EXPECT_EQ(again.executions, 100u);
+    EXPECT_EQ(again.stop_reason, "max-executions");
+    EXPECT_FALSE(again.complete);
+    EXPECT_EQ(again.states, first.states);
+    EXPECT_EQ(again.outcomes, first.outcomes);
+  }
+}
+
 TEST(ResumeTest, SnapshotForOtherOptionsIsRefusedSayingWhatDiffers) {
   const Scenario s = Load("percpu_counter");
   ExploreOptions o;

@@ -20,6 +20,7 @@
 #include "gen/program_gen.h"
 #include "model/explorer.h"
 #include "model/pct.h"
+#include "model/state_set.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/builder.h"
@@ -296,6 +297,39 @@ TEST(Explore, BudgetsStopTheExploration) {
   r = Explore(s, o);
   EXPECT_EQ(r.stop_reason, "interrupted");
   EXPECT_EQ(r.executions, 1u);
+}
+
+// The visited set keeps every key through its growth, answers duplicates,
+// stores the all-zero hash (its empty-slot marker) as a state like any other,
+// and accounts its table in bytes.
+TEST(StateSet, InsertFindsDuplicatesAcrossGrowth) {
+  StateSet set;
+  EXPECT_EQ(set.size(), 0u);
+  EXPECT_EQ(set.bytes(), 0u);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  std::vector<StateSet::Key> keys;
+  for (int i = 0; i < 5000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    // Colliding first words (same slot) with different second words too.
+    keys.push_back({i % 7 == 0 ? 42 : x, static_cast<uint64_t>(i)});
+  }
+  for (const auto& k : keys) EXPECT_TRUE(set.Insert(k));
+  EXPECT_EQ(set.size(), keys.size());
+  for (const auto& k : keys) EXPECT_FALSE(set.Insert(k));
+  EXPECT_EQ(set.size(), keys.size());
+  EXPECT_TRUE(set.Insert({0, 0}));
+  EXPECT_FALSE(set.Insert({0, 0}));
+  EXPECT_EQ(set.size(), keys.size() + 1);
+  // At most half full: 5001 keys need 16384 slots of 16 bytes.
+  EXPECT_EQ(set.bytes(), 16384u * 16);
+  size_t seen = 0;
+  set.ForEach([&seen](const StateSet::Key&) { ++seen; });
+  EXPECT_EQ(seen, set.size());
+  set.Clear();
+  EXPECT_EQ(set.size(), 0u);
+  EXPECT_TRUE(set.Insert(keys[0]));
 }
 
 TEST(Explore, StatefulRefusesNativeThreads) {
