@@ -449,7 +449,21 @@ void Machine::RunDirect() {
   for (;;) {
     const int t = Decide();
     if (t < 0) return;
-    if (Step(t) == Stop::kEnded) return;
+    for (;;) {
+      const Stop st = Step(t);
+      if (st == Stop::kEnded) return;
+      if (st != Stop::kNext) break;
+      // A promised default boundary (Scheduler::defaults_ahead) where t goes
+      // on with nothing to do on the way back to user space: what Decide
+      // does there, without the call. Anything else goes through Decide.
+      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= opt_.max_steps) break;
+      const SimThread& th = threads_[t];
+      if (cpus_[last_cpu_].running != t || th.notify_resume || (th.pending & ~th.blocked)) break;
+      --sched_->defaults_ahead;
+      ++boundary_;
+      if (fp_on_) fp_.Clear();
+      TouchThread(t);
+    }
   }
 }
 
@@ -824,37 +838,32 @@ void Machine::Finish() {
       r.properties.push_back(std::move(po));
     }
   }
-  // A 64-bit multiply-xorshift hash over decisions, final memory (8 bytes at a
-  // time) and thread outcomes: the determinism self-check compares it. An
-  // execution the scheduler stopped has no verdict to check (exhaustive
-  // search stops most of its executions early): 0.
+  // A 64-bit hash (XXH3) over the decisions, the final memory and the
+  // thread outcomes, laid out as words: the determinism self-check compares
+  // it. An execution the scheduler stopped has no verdict to check
+  // (exhaustive search stops most of its executions early): 0.
   r.trace_hash = 0;
   if (r.stopped) return;
-  uint64_t h = 0x243f6a8885a308d3ull;
-  auto mix = [&h](uint64_t v) {
-    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-  };
+  std::vector<uint64_t>& w = hash_words_;
+  const size_t mem_words = (r.memory.size() + 7) / 8;
+  w.resize(mem_words);
+  if (mem_words > 0) {
+    w.back() = 0;
+    std::memcpy(w.data(), r.memory.data(), r.memory.size());
+  }
   for (const ScheduleEntry& e : r.schedule.entries) {
-    mix(e.boundary);
-    mix(static_cast<uint64_t>(e.decision.kind) | static_cast<uint64_t>(static_cast<uint8_t>(e.decision.cpu)) << 8 |
-        static_cast<uint64_t>(static_cast<uint16_t>(e.decision.arg)) << 16);
+    w.push_back(e.boundary);
+    w.push_back(static_cast<uint64_t>(e.decision.kind) |
+                static_cast<uint64_t>(static_cast<uint8_t>(e.decision.cpu)) << 8 |
+                static_cast<uint64_t>(static_cast<uint16_t>(e.decision.arg)) << 16);
   }
-  const size_t words = r.memory.size() / 8;
-  for (size_t i = 0; i < words; ++i) {
-    uint64_t w;
-    std::memcpy(&w, r.memory.data() + 8 * i, 8);
-    mix(w);
-  }
-  for (size_t i = words * 8; i < r.memory.size(); ++i) mix(r.memory[i]);
   for (const ThreadOutcome& o : r.threads) {
-    mix(static_cast<uint64_t>(o.ret));
-    mix(o.aborts);
-    mix(o.exited);
+    w.push_back(static_cast<uint64_t>(o.ret));
+    w.push_back(static_cast<uint64_t>(o.aborts) | static_cast<uint64_t>(o.exited) << 32);
   }
-  mix(steps_);
-  mix(static_cast<uint64_t>(r.verdict));
-  r.trace_hash = h;
+  w.push_back(steps_);
+  w.push_back(static_cast<uint64_t>(r.verdict));
+  r.trace_hash = XXH3_64bits(w.data(), w.size() * sizeof(uint64_t));
 }
 
 // ---------------------------------------------------------------------------
