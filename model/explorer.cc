@@ -242,7 +242,14 @@ class DfsEngine : public Scheduler {
  public:
   DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds)
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
-        stateful_(o.strategy == StrategyKind::kStateful), mm_cid_observable_(MmCidObservable(s)) {}
+        stateful_(o.strategy == StrategyKind::kStateful), mm_cid_observable_(MmCidObservable(s)) {
+    // The per-kind event counts matter to the future only for kinds with a
+    // bound of their own (the total is always hashed).
+    if (bounds.max_preemptions != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kPreempt);
+    if (bounds.max_migrations != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kMigrate);
+    if (bounds.max_signals != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kSignal);
+    if (bounds.max_ipis != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kIpi);
+  }
 
   bool WantsFootprints() const override { return true; }
 
@@ -281,7 +288,7 @@ class DfsEngine : public Scheduler {
     }
     // A new node.
     if (stateful_) {
-      if (!visited_.Insert(m.StateHash())) {
+      if (!visited_.Insert(m.StateHash(mm_cid_observable_, bounded_kinds_))) {
         stopped_redundant_ = true;
         return Decision::Stop();
       }
@@ -722,6 +729,7 @@ class DfsEngine : public Scheduler {
   // outcomes exclude the rseq areas, so otherwise switches on different CPUs
   // commute.
   bool mm_cid_observable_;
+  uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
   size_t top_ = 0;
   size_t replay_len_ = 0;

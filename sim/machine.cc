@@ -1284,7 +1284,7 @@ uint32_t ChoiceView::Events(DecisionKind k) const { return m_.events(k); }
 uint32_t ChoiceView::TotalEvents() const { return m_.total_events(); }
 bool ChoiceView::IsValid(const Decision& d) const { return m_.IsValid(d); }
 
-std::pair<uint64_t, uint64_t> Machine::StateHash() const {
+std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kinds) const {
   // The state is laid out as 64-bit words in a reused buffer, then hashed
   // with XXH3-128 (xxHash, header-only): memory first, then each thread,
   // the CPUs' run queues, the mm_cid allocator, the event counts and the
@@ -1294,10 +1294,18 @@ std::pair<uint64_t, uint64_t> Machine::StateHash() const {
   w.resize(mem_words);
   w.back() = 0;
   std::memcpy(w.data(), mem_, mem_size_);
+  if (!mm_cid) {
+    for (const SimThread& th : threads_) {
+      if (th.rseq_area != 0 && MemOk(th.rseq_area + kRseqOffMmCid, 4)) {
+        std::memset(reinterpret_cast<uint8_t*>(w.data()) + (th.rseq_area + kRseqOffMmCid - kDataBase), 0, 4);
+      }
+    }
+  }
   for (const SimThread& th : threads_) {
     w.push_back(static_cast<uint64_t>(th.state) | static_cast<uint64_t>(th.cpu) << 8 |
                 static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
-                static_cast<uint64_t>(th.depth) << 32 | static_cast<uint64_t>(static_cast<uint32_t>(th.mm_cid)) << 40);
+                static_cast<uint64_t>(th.depth) << 32 |
+                static_cast<uint64_t>(mm_cid ? static_cast<uint32_t>(th.mm_cid) : 0u) << 40);
     w.push_back(th.affinity);
     w.push_back(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
     w.push_back(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
@@ -1313,8 +1321,11 @@ std::pair<uint64_t, uint64_t> Machine::StateHash() const {
     w.push_back(static_cast<uint64_t>(static_cast<uint32_t>(c.running)) | static_cast<uint64_t>(c.queue.size()) << 32);
     for (int8_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
   }
-  w.push_back(cid_used_);
-  for (uint32_t e : events_) w.push_back(e);
+  if (mm_cid) w.push_back(cid_used_);
+  w.push_back(total_events_);
+  for (int k = 0; k < kNumDecisionKinds; ++k) {
+    if ((event_kinds >> k) & 1) w.push_back(events_[k]);
+  }
   // The observations made so far are part of the outcome: two histories that
   // reach the same memory and registers after observing different values (or
   // in another order) must not be merged.

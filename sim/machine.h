@@ -141,12 +141,20 @@ class Machine {
   // Scheduler::Choose call (or before EndExecution). Only recorded when the
   // scheduler's WantsFootprints() is true.
   const Footprint& last_footprint() const { return fp_; }
-  // 128-bit hash of the complete machine state at this boundary (memory,
-  // thread contexts and signal state, rseq registrations and event masks, CPU
-  // run queues, mm_cid allocation, events injected so far, observations made
-  // so far), for stateful search.
+  // 128-bit hash (XXH3-128) of the machine state at this boundary that can
+  // still matter: memory, thread contexts and signal state, rseq
+  // registrations and event masks, CPU run queues, the number of events
+  // injected so far, and the observations made so far; for stateful search.
+  // What a caller knows cannot matter is left out, so that states differing
+  // only there are merged:
+  //   * mm_cid == false: the mm_cid allocation (each thread's mm_cid, the
+  //     allocator, and the mm_cid field of each registered rseq area), for a
+  //     program that cannot read mm_cid;
+  //   * per-kind event counts are included only for the kinds whose bit
+  //     (1 << DecisionKind) is set in `event_kinds` (those with a per-kind
+  //     bound); the total is always included.
   // Meaningful only for scenarios whose threads are all IR.
-  std::pair<uint64_t, uint64_t> StateHash() const;
+  std::pair<uint64_t, uint64_t> StateHash(bool mm_cid = true, uint32_t event_kinds = ~0u) const;
 
   // ---- driving (Simulator only) ----
   void Reset(Scheduler* scheduler, ExecutionResult* out);

@@ -35,6 +35,7 @@
 #include "sim/simulator.h"
 #include "sim/trace.h"
 #include "tests/gen/program_gen.h"
+#include "tests/gen/rc_cases.h"
 
 namespace rseqmc {
 namespace {
@@ -42,29 +43,7 @@ namespace {
 using testgen::GeneratedScenario;
 using testgen::GenOptions;
 using testgen::GenScenario;
-
-// Runs `prop` for `cases` successful cases (unless RC_PARAMS sets max_success).
-template <typename Testable>
-void CheckCases(int cases, Testable&& prop) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  const char* env = std::getenv("RC_PARAMS");
-  if (env == nullptr || std::string(env).find("max_success") == std::string::npos) params.maxSuccess = cases;
-  const auto result = rc::detail::checkProperty(rc::detail::toProperty(std::forward<Testable>(prop)), metadata, params);
-  if (result.template is<rc::detail::SuccessResult>()) {
-    if (!result.template get<rc::detail::SuccessResult>().distribution.empty()) {
-      rc::detail::printResultMessage(result, std::cout);
-      std::cout << std::endl;
-    }
-  } else {
-    std::ostringstream ss;
-    rc::detail::printResultMessage(result, ss);
-    FAIL() << ss.str();
-  }
-}
+using testgen::CheckCases;
 
 // An aggressive random scheduler: frequent switches and events.
 RandomOptions Aggressive(uint32_t max_events) {
