@@ -1,10 +1,15 @@
 // Exhaustive exploration (DFS, DPOR with sleep sets, stateful DFS) and the
 // sampling strategies' driver. See model/explorer.h for the contract.
 //
-// The exhaustive strategies are stateless and replay-based (as CHESS and
-// Loom): the current path is a stack of nodes, one per boundary; each execution
-// replays the stack's prefix and extends it with first choices; afterwards the
-// deepest node with an unexplored alternative is advanced.
+// The exhaustive strategies keep the current path as a stack of nodes, one
+// per boundary; each execution extends the path with first choices, and
+// afterwards the deepest node with an unexplored alternative is advanced (as
+// in CHESS and Loom). The next execution does not replay the path from the
+// initial state when the simulator can resume (every thread is IR): each node
+// with alternatives holds a checkpoint of the machine (Machine::Save), and
+// the execution continues from the checkpoint of the node it backtracked to.
+// With C++ threads, or after loading a snapshot, the prefix is replayed
+// (checkpointing the loaded nodes on the way).
 #include "model/explorer.h"
 
 #include <algorithm>

@@ -12,7 +12,12 @@
 //                 explored wherever the thread is explored. Dependence is the
 //                 footprint relation of sim/footprint.h.
 //   * kStateful — DFS with a visited set of 128-bit state hashes (pure-IR
-//                 scenarios only): a boundary whose state was seen is pruned.
+//                 scenarios only; model/state_set.h): a boundary whose state
+//                 was seen is pruned. The hash (Machine::StateHash) leaves out
+//                 the mm_cid allocation when the program cannot read mm_cid
+//                 (no `rseq_load mm_cid`, no `rseq_addr`: the assumption DPOR's
+//                 dependence makes too) and the per-kind event counts of kinds
+//                 without a per-kind bound.
 //   * kRandom   — seeded random walk (RandomScheduler with the bounds).
 //   * kPct      — PCT (Burckhardt et al., ASPLOS'10): random thread priorities
 //                 with d-1 priority change points, which may also be injected
