@@ -158,8 +158,6 @@ class Machine {
 
   // ---- driving (Simulator only) ----
   void Reset(Scheduler* scheduler, ExecutionResult* out);
-  // The per-execution settings both Reset and ResumeFrom make.
-  void Attach(Scheduler* scheduler, ExecutionResult* out);
   // Runs thread `t`'s body on the current fiber until the execution ends or the
   // thread exits; switches to other threads' fibers through the FiberPool.
   void ThreadMain(int t);
@@ -195,6 +193,8 @@ class Machine {
   friend class ThreadApi;
 
  private:
+  // The per-execution settings both Reset and ResumeFrom make.
+  void Attach(Scheduler* scheduler, ExecutionResult* out);
   // Scheduling point for thread `self` before it executes its next instruction:
   // asks the scheduler (events, who runs), switches fibers, runs return-to-user
   // work. Returns false if the execution ended (self must unwind).
