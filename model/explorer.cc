@@ -601,14 +601,21 @@ class DfsEngine : public Scheduler {
   }
   bool Spinning(const Machine&, int t) const { return spins_[t].spinning; }
 
-  // Flanagan–Godefroid backtracking with vector clocks over the last path.
-  // For each transition j (thread p), its dependent predecessors are found
-  // through per-object indices (last toucher of each thread, CPU, the mm_cid
-  // allocator; last write and the reads since of each 8-byte memory word), so
-  // the analysis is linear in the path for the usual footprints. A dependent
-  // predecessor i of another thread that p's clock does not already cover is a
-  // race: p (or every enabled thread, if p could not run there) is added to
-  // i's backtrack set.
+  // Source-set DPOR (Abdulla, Aronis, Jonsson, Sagonas, POPL'14, Algorithm 1)
+  // with vector clocks over the last path. For each transition j (thread p),
+  // its dependent predecessors are found through per-object indices (last
+  // toucher of each thread, CPU, the mm_cid allocator; last write and the
+  // reads since of each 8-byte memory word), so finding them is linear in the
+  // path for the usual footprints. A dependent predecessor i of another thread
+  // that j's clock does not already cover through a later one is a race. For
+  // it, v = notdep(i).j is the sequence of the transitions after i that do not
+  // happen after i, then j; its initials I are the threads whose first
+  // transition in v happens after no other transition of v: the threads that
+  // can start a reordering that reverses the race. Unless one of them is
+  // already in i's backtrack set, one is added (p if it is an initial and could
+  // run at i, else the lowest one that could; every enabled thread if none
+  // could). Flanagan–Godefroid's rule (always p) adds threads whose
+  // exploration the sleep sets then block; the source-set rule does not.
   void AnalyzeRaces() {
     const size_t n = top_;
     const size_t nthreads = s_.threads.size();
@@ -659,15 +666,15 @@ class DfsEngine : public Scheduler {
         const Node& ni = stack_[i];
         const int q = ni.alts[ni.alt].thread;
         if (q == p || !Dependent(ni.fp, fj)) continue;
-        if (cj[q] < own_[i]) {
-          Node& target = stack_[i];
-          target.backtrack |= ((target.enabled >> p) & 1) ? (1ull << p) : target.enabled;
-        }
+        if (cj[q] < own_[i]) races_.push_back(i);
         const uint32_t* ci = &clocks_[i * nthreads];
         for (size_t k = 0; k < nthreads; ++k) cj[k] = std::max(cj[k], ci[k]);
       }
       own_[j] = ++seq[p];
       cj[p] = own_[j];
+      // j's clock is complete: the races it ends can be reversed now.
+      for (const size_t i : races_) AddSourceThread(i, j, p, nthreads);
+      races_.clear();
       std::copy(cj, cj + nthreads, &thread_clock_[static_cast<size_t>(p) * nthreads]);
       // Index j under every object it touched.
       const int64_t jj = static_cast<int64_t>(j);
@@ -690,6 +697,42 @@ class DfsEngine : public Scheduler {
           }
         }
       }
+    }
+  }
+
+  // The source-set step for the race of transition i with the later
+  // transition j of thread p (see AnalyzeRaces): clocks_ and own_ are complete
+  // up to j. Transition k happens after transition m (of thread t) when
+  // clocks_[k][t] >= own_[m].
+  void AddSourceThread(size_t i, size_t j, int p, size_t nthreads) {
+    const Node& ni = stack_[i];
+    const int q = ni.alts[ni.alt].thread;
+    uint64_t seen = 0, initials = 0;
+    uint32_t first_own[64];
+    for (size_t k = i + 1; k <= j; ++k) {
+      const uint32_t* ck = &clocks_[k * nthreads];
+      if (k < j && ck[q] >= own_[i]) continue;  // happens after i: not in v
+      const Node& nk = stack_[k];
+      const int r = nk.alts[nk.alt].thread;
+      if ((seen >> r) & 1) continue;  // not r's first transition in v
+      bool after_another = false;
+      for (uint64_t b = seen; b != 0 && !after_another; b &= b - 1) {
+        const int t = std::countr_zero(b);
+        after_another = ck[t] >= first_own[t];
+      }
+      if (!after_another) initials |= 1ull << r;
+      seen |= 1ull << r;
+      first_own[r] = own_[k];
+    }
+    Node& target = stack_[i];
+    if ((initials & target.backtrack) != 0) return;
+    const uint64_t can = initials & target.enabled;
+    if (((can >> p) & 1) != 0) {
+      target.backtrack |= 1ull << p;
+    } else if (can != 0) {
+      target.backtrack |= can & (~can + 1);
+    } else {
+      target.backtrack |= target.enabled;
     }
   }
 
@@ -750,6 +793,7 @@ class DfsEngine : public Scheduler {
   std::vector<uint32_t> clocks_;
   std::vector<uint32_t> thread_clock_;
   std::vector<uint32_t> own_;
+  std::vector<size_t> races_;  // AnalyzeRaces: races ended by the current transition
   struct WordHistory {
     int64_t last_write = -1;
     std::vector<int64_t> reads;  // since last_write

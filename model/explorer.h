@@ -5,12 +5,15 @@
 //   * kDfs      — exhaustive depth-first search over every decision at every
 //                 boundary (which thread steps; every injectable event), within
 //                 the bounds. The reference the others are checked against.
-//   * kDpor     — DFS with dynamic partial-order reduction (Flanagan–Godefroid
-//                 backtracking with vector clocks) and sleep sets. The DPOR
-//                 "processes" are threads; a thread's injected events (preempt,
-//                 migrate, signal, IPI of its CPU) are its local alternatives,
-//                 explored wherever the thread is explored. Dependence is the
-//                 footprint relation of sim/footprint.h.
+//   * kDpor     — DFS with dynamic partial-order reduction: source sets
+//                 (Abdulla et al., POPL'14) computed with vector clocks, and
+//                 sleep sets. The DPOR "processes" are threads; a thread's
+//                 injected events (preempt, migrate, signal, IPI of its CPU)
+//                 are its local alternatives, explored wherever the thread is
+//                 explored. Dependence is the footprint relation of
+//                 sim/footprint.h. Not optimal DPOR (no wakeup trees): on the
+//                 two-thread built-ins with events most executions end
+//                 sleep-set blocked (tools/bench/README.md).
 //   * kStateful — DFS with a visited set of 128-bit state hashes (pure-IR
 //                 scenarios only; model/state_set.h): a boundary whose state
 //                 was seen is pruned. The hash (Machine::StateHash) leaves out

@@ -381,6 +381,40 @@ TEST(Explore, StatefulRefusesNativeThreads) {
 
 // Independent per-CPU operations: DPOR explores one interleaving whatever the
 // number of threads (each pinned to its own CPU); plain DFS explores all of them.
+// A race reversed through a third thread: t0 writes x, t1 writes y, t2 reads
+// y then x, each pinned to its own CPU and starting at its shared access
+// (addresses in argument registers). For the race of t0's write with t2's
+// read of x, t2's read of x happens after its read of y, which happens after
+// t1's write: the source-set initials are {t1} where Flanagan–Godefroid adds
+// t2. Here both reach the optimum, one execution per outcome (4, none
+// redundant; measured with either rule), which this pins together with DFS's
+// outcome set.
+TEST(Explore, SourceSetsReverseARaceThroughAThirdThread) {
+  // Built twice: the first time to learn the symbols' addresses.
+  const auto build = [](int64_t x, int64_t y) {
+    ScenarioBuilder b("source_sets");
+    b.Cpus(3).Var("x", Width::kU64, 1).Var("y", Width::kU64, 1);
+    b.Func("w").St(Mem(1), 2).Ret();
+    b.Func("r").Ld(2, Mem(1)).Ld(4, Mem(3)).Observe("y", 2).Observe("x", 4).Ret();
+    b.Thread("t0", "w", 0, 1, {{1, x}, {2, 1}}).Thread("t1", "w", 1, 2, {{1, y}, {2, 1}});
+    b.Thread("t2", "r", 2, 4, {{1, y}, {3, x}});
+    return b.Build();
+  };
+  const Scenario probe = build(0, 0);
+  const auto address = [&probe](const char* name) {
+    return static_cast<int64_t>(probe.program.symbols[probe.program.FindSymbol(name)].address);
+  };
+  const Scenario s = build(address("x"), address("y"));
+  const ExploreResult dfs = ExploreWith(s, StrategyKind::kDfs, 0);
+  const ExploreResult dpor = ExploreWith(s, StrategyKind::kDpor, 0);
+  ASSERT_TRUE(dfs.complete);
+  ASSERT_TRUE(dpor.complete);
+  EXPECT_EQ(dpor.outcomes, dfs.outcomes);
+  EXPECT_EQ(dfs.distinct_outcomes, 4u);  // (y, x) = 00, 01, 10, 11 as t2 sees them
+  EXPECT_EQ(dpor.executions, 4u);
+  EXPECT_EQ(dpor.redundant, 0u);
+}
+
 TEST(Explore, DporIsLinearOnIndependentPinnedThreads) {
   for (int n = 2; n <= 4; ++n) {
     ScenarioBuilder b("pinned");
