@@ -198,6 +198,10 @@ uint64_t ContextHash(const SimThread& th) {
   return h;
 }
 
+// Thrown out of an execution when the program turns out to read mm_cid
+// (see Explore).
+struct MmCidLoaded {};
+
 struct SleepEntry {
   Alt alt;
   Footprint fp;
@@ -245,9 +249,12 @@ struct Node {
 
 class DfsEngine : public Scheduler {
  public:
-  DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds)
+  // mm_cid_readable: the program was seen loading mm_cid from memory
+  // (Machine::mm_cid_loaded) even if MmCidObservable says it cannot.
+  DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds, bool mm_cid_readable)
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
-        stateful_(o.strategy == StrategyKind::kStateful), mm_cid_observable_(MmCidObservable(s)) {
+        stateful_(o.strategy == StrategyKind::kStateful),
+        mm_cid_observable_(mm_cid_readable || MmCidObservable(s)) {
     // The per-kind event counts matter to the future only for kinds with a
     // bound of their own (the total is always hashed).
     if (bounds.max_preemptions != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kPreempt);
@@ -370,6 +377,9 @@ class DfsEngine : public Scheduler {
   }
 
   void EndExecution(const Machine& m) override {
+    // The reductions assumed mm_cid unreadable and the program read it:
+    // everything explored so far may have merged what it can tell apart.
+    if (!mm_cid_observable_ && m.mm_cid_loaded()) throw MmCidLoaded{};
     if (depth_ > 0 && depth_ <= top_) NoteTransition(m);
     // Nodes past the end (from a Stop before pushing) are not on the path.
     top_ = std::min(top_, depth_);
@@ -601,6 +611,7 @@ class DfsEngine : public Scheduler {
   }
   bool Spinning(const Machine&, int t) const { return spins_[t].spinning; }
 
+
   // Source-set DPOR (Abdulla, Aronis, Jonsson, Sagonas, POPL'14, Algorithm 1)
   // with vector clocks over the last path. For each transition j (thread p),
   // its dependent predecessors are found through per-object indices (last
@@ -802,7 +813,7 @@ class DfsEngine : public Scheduler {
   std::vector<int64_t> all_memory_;
 };
 
-constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v1";
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v2";  // v2: XXH3 state hashes
 
 // Everything a snapshot must agree on to be resumed, in words (so that a
 // mismatch can say what differs).
@@ -853,7 +864,27 @@ double GetSnapshotHeader(SnapshotReader& rd, const Scenario& s, const ExploreOpt
 
 }  // namespace
 
+namespace {
+ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable);
+}  // namespace
+
 ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
+  try {
+    return ExploreOnce(s, o, /*mm_cid_readable=*/false);
+  } catch (const MmCidLoaded&) {
+    // The program loads mm_cid from its rseq area at a computed address
+    // (which MmCidObservable cannot see): start again with mm_cid in the
+    // dependence relation and the state hash. A snapshot being resumed was
+    // made under the other assumption, so it is not used.
+    ExploreOptions again = o;
+    again.resume_from = nullptr;
+    return ExploreOnce(s, again, /*mm_cid_readable=*/true);
+  }
+}
+
+namespace {
+
+ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable) {
   if (o.strategy == StrategyKind::kStateful) {
     for (const ThreadSpec& t : s.threads) {
       if (t.native) {
@@ -885,7 +916,7 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
         SnapshotReader probe = *resume;
         Bounds b = o.bounds;
         b.max_events = resume_level;
-        DfsEngine probe_engine(s, o, b);
+        DfsEngine probe_engine(s, o, b, mm_cid_readable);
         probe_engine.Load(probe);
         res.states = probe_engine.states();
         res.state_bytes = probe_engine.state_bytes();
@@ -1008,7 +1039,7 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
       Bounds b = o.bounds;
       b.max_events = level;
       res.bound_level = level;
-      DfsEngine engine(s, o, b);
+      DfsEngine engine(s, o, b, mm_cid_readable);
       if (load_engine) {
         engine.Load(*resume);  // checked above
         load_engine = false;
@@ -1053,4 +1084,5 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
   return res;
 }
 
+}  // namespace
 }  // namespace rseqmc

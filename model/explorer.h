@@ -20,7 +20,10 @@
 //                 the mm_cid allocation when the program cannot read mm_cid
 //                 (no `rseq_load mm_cid`, no `rseq_addr`: the assumption DPOR's
 //                 dependence makes too) and the per-kind event counts of kinds
-//                 without a per-kind bound.
+//                 without a per-kind bound. It does not report livelocks: a
+//                 busy-wait returns to a visited state (and is pruned) one
+//                 iteration before spin detection would flag it; use dfs or
+//                 dpor for livelock checks.
 //   * kRandom   — seeded random walk (RandomScheduler with the bounds).
 //   * kPct      — PCT (Burckhardt et al., ASPLOS'10): random thread priorities
 //                 with d-1 priority change points, which may also be injected

@@ -909,6 +909,13 @@ void Machine::ThreadMain(int t) {
   fibers_->SwitchTo(FiberPool::kMain);
 }
 
+void Machine::NoteAreaRead(uint64_t addr, int bytes) {
+  for (uint64_t a = std::max(addr, area_base_); a < addr + static_cast<uint64_t>(bytes); ++a) {
+    const uint64_t off = (a - area_base_) % kRseqAreaBytes;
+    if (off >= kRseqOffMmCid && off < kRseqOffMmCid + 4) mm_cid_loaded_ = true;
+  }
+}
+
 bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
@@ -998,6 +1005,8 @@ inline Machine::Stop Machine::Step(int t) {
         if (in.op != Op::kSt && in.op != Op::kSt32) {
           read_addr = addr;
           read_bytes = static_cast<uint8_t>(bytes);
+          // The rseq areas are the last region of data memory.
+          if (addr + static_cast<uint64_t>(bytes) > area_base_) NoteAreaRead(addr, bytes);
         }
         switch (in.op) {
           case Op::kLd:

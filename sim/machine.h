@@ -132,6 +132,12 @@ class Machine {
   // Address of the descriptor / thread rseq area in data memory.
   uint64_t DescriptorAddress(uint32_t d) const { return desc_base_ + kRseqCsBytes * d; }
   uint64_t AreaAddress(int t) const { return area_base_ + kRseqAreaBytes * t; }
+  // True once an instruction of any execution of this machine loaded bytes of
+  // a thread's rseq-area mm_cid field with a plain memory access (ld, ld32,
+  // cas, xadd, xchg at a computed address) rather than `rseq_load mm_cid`:
+  // exploration that assumed mm_cid unreadable must then start again
+  // treating it as readable (model/explorer.cc). Never reset.
+  bool mm_cid_loaded() const { return mm_cid_loaded_; }
   // True if thread t's running context is at an instruction inside the section
   // that its rseq_cs currently points to.
   bool InCriticalSection(int t) const;
@@ -242,6 +248,8 @@ class Machine {
   // the execution ended.
   bool ExecSyscall(int t, const Instr& in);
   bool SegvAccess(int t, uint32_t pc, uint64_t addr);
+  // Sets mm_cid_loaded_ if [addr, addr+bytes) overlaps an mm_cid field.
+  void NoteAreaRead(uint64_t addr, int bytes);
   void UpdateIds(int t);
   void AssignMmCid(int t);
   void TouchThread(int t) {
@@ -304,6 +312,7 @@ class Machine {
   bool acc_ = false;            // RunOptions::record_accesses, for this execution
   std::vector<uint8_t> in_cs_;  // by code index: 1 inside some descriptor's [start, post_commit)
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
+  bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
 };
 
 }  // namespace rseqmc

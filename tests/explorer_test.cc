@@ -25,6 +25,7 @@
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/builder.h"
+#include "sim/machine.h"
 #include "sim/diag.h"
 #include "sim/thread_api.h"
 
@@ -367,6 +368,56 @@ TEST(StateSet, InsertFindsDuplicatesAcrossGrowth) {
   set.Clear();
   EXPECT_EQ(set.size(), 0u);
   EXPECT_TRUE(set.Insert(keys[0]));
+}
+
+// A program that reads mm_cid with a plain load at a computed address into
+// thread d's rseq area (found by review): the reductions, which assume mm_cid
+// unreadable unless the program uses rseq_load mm_cid or rseq_addr, notice the
+// load and explore again with mm_cid in the dependence relation and the state
+// hash, so stateful and DPOR find the outcome DFS finds (d running with cid 1
+// while a still holds cid 0, then a exits: the tgkill to a fails with -3).
+TEST(Explore, MmCidReadThroughAComputedAddressIsNotMerged) {
+  const std::string text = R"(scenario cid_leak
+cpus 2
+var x: u64[2] = 7
+signal SIGUSR1 ignore
+func quick
+  li r0, 0
+  ret
+end
+func reader
+  tgkill 0, SIGUSR1
+  la r1, x + 152
+  ld32 r2, [r1]
+  la r3, x
+  st [r3], r2
+  la r3, x + 8
+  st [r3], r0
+  li r0, 0
+  ret
+end
+thread a entry quick cpu 0
+thread b entry quick cpu 1
+thread d entry reader cpu 1
+property !(x[0] == 1 && x[1] == -3)
+)";
+  const Scenario s = ParseScenario(text, "cid_leak.rsq");
+  // x + 152 is thread d's (index 2) mm_cid field: the layout this relies on.
+  const RunOptions ro;
+  const Machine layout(s, ro);
+  ASSERT_EQ(s.program.symbols[s.program.FindSymbol("x")].address + 152, layout.AreaAddress(2) + kRseqOffMmCid);
+  const ExploreResult dfs = ExploreWith(s, StrategyKind::kDfs, 0);
+  ASSERT_TRUE(dfs.complete);
+  EXPECT_EQ(dfs.distinct_outcomes, 3u);
+  for (StrategyKind k : {StrategyKind::kStateful, StrategyKind::kDpor}) {
+    SCOPED_TRACE(StrategyName(k));
+    const ExploreResult r = ExploreWith(s, k, 0);
+    EXPECT_TRUE(r.complete);
+    EXPECT_EQ(r.outcomes, dfs.outcomes);
+    const ExploreResult first = ExploreWith(s, k, 0, 0, /*stop_at_failure=*/true);
+    ASSERT_TRUE(first.failure.has_value());
+    EXPECT_EQ(first.failure->verdict, Verdict::kPropertyFailed);
+  }
 }
 
 TEST(Explore, StatefulRefusesNativeThreads) {
