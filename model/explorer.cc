@@ -625,8 +625,10 @@ class DfsEngine : public Scheduler {
   // can start a reordering that reverses the race. Unless one of them is
   // already in i's backtrack set, one is added (p if it is an initial and could
   // run at i, else the lowest one that could; every enabled thread if none
-  // could). Flanagan–Godefroid's rule (always p) adds threads whose
-  // exploration the sleep sets then block; the source-set rule does not.
+  // could). Flanagan–Godefroid's rule adds p even where p cannot start the
+  // reversal; the source-set rule adds only a thread that can. (On the
+  // built-in scenarios both give the same execution counts: with two threads,
+  // or a thread-local first step after the race, p is an initial.)
   void AnalyzeRaces() {
     const size_t n = top_;
     const size_t nthreads = s_.threads.size();
