@@ -5,6 +5,8 @@
 //   * BM_RandomExecutions   — random-schedule executions per second of the
 //                             built-in per-CPU counter scenario with 2 CPUs,
 //                             2 threads, 1 op each (target >= 1 M/s).
+//   * BM_RandomExecutionsBreakdown — the same with only CPU switches, only
+//                             events, both or neither (what deviations cost).
 // Run: build/tools/bench/sim_bench --benchmark_repetitions=5
 //        --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -117,6 +119,31 @@ void BM_RandomExecutions(benchmark::State& state) {
   state.counters["steps_per_exec"] = static_cast<double>(steps) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_RandomExecutions);
+
+// Where a random execution's time goes: the same scenario with CPU switches
+// only (p_switch_cpu = arg0 %), events only (each of the four kinds arg1 ‰),
+// both, or neither. Counters: steps and deviations (schedule entries) per
+// execution.
+void BM_RandomExecutionsBreakdown(benchmark::State& state) {
+  const Scenario s = CounterScenario();
+  Simulator sim(s);
+  RandomOptions o;
+  o.p_switch_cpu = static_cast<double>(state.range(0)) / 100.0;
+  o.p_preempt = o.p_migrate = o.p_signal = o.p_ipi = static_cast<double>(state.range(1)) / 1000.0;
+  RandomScheduler sched(1, o);
+  ExecutionResult r;
+  uint64_t steps = 0, deviations = 0;
+  for (auto _ : state) {
+    sim.RunInto(sched, r);
+    steps += r.steps;
+    deviations += r.schedule.entries.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["steps_per_exec"] = static_cast<double>(steps) / static_cast<double>(state.iterations());
+  state.counters["deviations_per_exec"] = static_cast<double>(deviations) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_RandomExecutionsBreakdown)->ArgNames({"switch_pct", "event_permille"})
+    ->Args({0, 0})->Args({25, 0})->Args({0, 11})->Args({25, 11});
 
 }  // namespace
 }  // namespace rseqmc
