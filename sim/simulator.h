@@ -1,11 +1,14 @@
 // Runs one execution of a scenario deterministically (DESIGN.md §1, §3, §4).
 //
-// Threads are fibers (Boost.Context, pooled stacks, reused across executions).
-// A thread's body is IR (interpreted) or a C++ callable (sim/thread_api.h). At
-// every instruction boundary the running fiber asks the Scheduler what happens
-// next and switches fibers only when another thread is chosen, so a thread that
-// keeps running costs no switch. The kernel model (sim/machine.h) applies the
-// rules of reference/rseq-semantics.md §7.
+// A thread's body is IR (interpreted) or a C++ callable (sim/thread_api.h).
+// With a C++ thread in the scenario, threads are fibers (Boost.Context, pooled
+// stacks, reused across executions): at every instruction boundary the running
+// fiber asks the Scheduler what happens next and switches fibers only when
+// another thread is chosen. When every thread is IR, the whole state is data
+// and executions run without fibers on the caller's stack (Machine::RunDirect),
+// which also lets an execution be checkpointed at a boundary and resumed
+// (ResumeInto). The kernel model (sim/machine.h) applies the rules of
+// reference/rseq-semantics.md §7.
 //
 // Example:
 //
