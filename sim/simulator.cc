@@ -32,7 +32,7 @@ int64_t ExecutionResult::SymbolValue(const Scenario& s, const std::string& name,
 
 Simulator::Simulator(const Scenario& scenario, RunOptions options)
     : scenario_(scenario), options_(std::move(options)), machine_(std::make_unique<Machine>(scenario_, options_)) {
-  direct_ = true;
+  direct_ = !options_.fibers;
   for (const ThreadSpec& t : scenario_.threads) direct_ &= !t.native;
   fibers_ = std::make_unique<FiberPool>([m = machine_.get()](int t) { m->ThreadMain(t); });
   fibers_->Reserve(static_cast<int>(scenario_.threads.size()));

@@ -55,6 +55,10 @@ struct RunOptions {
   // Log memory accesses and section control flow (sim/access_log.h) into
   // ExecutionResult::accesses, for the commit-serialisability oracle.
   bool record_accesses = false;
+  // Run every thread on a fiber even when all are IR (which otherwise run
+  // without fibers, Machine::RunDirect): the two ways must give the same
+  // executions, and tests compare them. No checkpoints in this mode.
+  bool fibers = false;
 };
 
 struct ThreadOutcome {

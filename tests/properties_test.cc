@@ -153,6 +153,30 @@ TEST(PropertiesTest, TokenReplaysTheSameExecution) {
   });
 }
 
+// All-IR scenarios run without fibers (Machine::RunDirect); forced onto
+// fibers (RunOptions::fibers, the path scenarios with a C++ thread take) the
+// same seed gives exactly the same execution, traced and untraced.
+TEST(PropertiesTest, FiberlessAndFiberRunsAreTheSame) {
+  CheckCases(200, [] {
+    const GeneratedScenario g = *GenScenario();
+    const Scenario& s = g.scenario;
+    const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+    const RandomOptions ro = *rc::gen::element(RandomOptions{}, Aggressive(16));
+    const bool trace = *rc::gen::arbitrary<bool>();
+    RunOptions direct_options;
+    direct_options.record_trace = trace;
+    RunOptions fiber_options = direct_options;
+    fiber_options.fibers = true;
+    Simulator direct(s, direct_options), fibers(s, fiber_options);
+    RC_PRE(direct.can_resume());
+    RC_ASSERT(!fibers.can_resume());
+    RandomScheduler a(seed, ro), b(seed, ro);
+    const ExecutionResult ra = direct.Run(a);
+    RC_LOG() << Describe(s, EncodeSchedule(s, ra.schedule));
+    AssertSameExecution(s, ra, fibers.Run(b));
+  });
+}
+
 // Replays a schedule asking at every boundary (no promised defaults), and
 // saves a checkpoint when it reaches boundary `save_at`: it reads its position
 // from the machine, so it continues correctly after a resume.

@@ -120,6 +120,21 @@ void BM_RandomExecutions(benchmark::State& state) {
 }
 BENCHMARK(BM_RandomExecutions);
 
+// The same executions with every thread on a fiber (RunOptions::fibers, the
+// way scenarios with a C++ thread run): what running all-IR scenarios without
+// fibers saves.
+void BM_RandomExecutionsOnFibers(benchmark::State& state) {
+  const Scenario s = CounterScenario();
+  RunOptions o;
+  o.fibers = true;
+  Simulator sim(s, o);
+  RandomScheduler sched(1);
+  ExecutionResult r;
+  for (auto _ : state) sim.RunInto(sched, r);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RandomExecutionsOnFibers);
+
 // Where a random execution's time goes: the same scenario with CPU switches
 // only (p_switch_cpu = arg0 %), events only (each of the four kinds arg1 ‰),
 // both, or neither. Counters: steps and deviations (schedule entries) per
