@@ -160,17 +160,20 @@ void Machine::Attach(Scheduler* scheduler, ExecutionResult* out) {
   out->schedule.kernel = opt_.kernel.model;
 }
 
+namespace {
+// Copies a thread's fields and its live contexts (0..depth); the handler
+// contexts above are rewritten whenever a frame is pushed.
+void CopyLiveThread(const SimThread& from, SimThread& to) {
+  std::memcpy(static_cast<void*>(&to), &from, offsetof(SimThread, ctx));
+  for (int d = 0; d <= from.depth; ++d) to.ctx[d] = from.ctx[d];
+}
+}  // namespace
+
 void Machine::Save(MachineCheckpoint& ck) const {
   ck.valid = true;
   ck.memory.assign(mem_, mem_ + mem_size_);
   ck.threads.resize(threads_.size());
-  for (size_t t = 0; t < threads_.size(); ++t) {
-    // Everything up to the contexts, then the live contexts only.
-    const SimThread& from = threads_[t];
-    SimThread& to = ck.threads[t];
-    std::memcpy(static_cast<void*>(&to), &from, offsetof(SimThread, ctx));
-    for (int d = 0; d <= from.depth; ++d) to.ctx[d] = from.ctx[d];
-  }
+  for (size_t t = 0; t < threads_.size(); ++t) CopyLiveThread(threads_[t], ck.threads[t]);
   ck.cpus.resize(cpus_.size());
   for (size_t c = 0; c < cpus_.size(); ++c) {
     ck.cpus[c].running = cpus_[c].running;
@@ -198,12 +201,7 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   Attach(scheduler, out);
   out->memory.assign(ck.memory.begin(), ck.memory.end());
   mem_ = out->memory.data();
-  for (size_t t = 0; t < threads_.size(); ++t) {
-    const SimThread& from = ck.threads[t];
-    SimThread& to = threads_[t];
-    std::memcpy(static_cast<void*>(&to), &from, offsetof(SimThread, ctx));
-    for (int d = 0; d <= from.depth; ++d) to.ctx[d] = from.ctx[d];
-  }
+  for (size_t t = 0; t < threads_.size(); ++t) CopyLiveThread(ck.threads[t], threads_[t]);
   for (size_t c = 0; c < cpus_.size(); ++c) {
     cpus_[c].running = ck.cpus[c].running;
     cpus_[c].queue.assign(ck.cpus[c].queue.begin(), ck.cpus[c].queue.end());
