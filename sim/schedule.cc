@@ -270,7 +270,28 @@ RandomScheduler::RandomScheduler(uint64_t seed, RandomOptions options) : seed_(s
   p_any_ = std::min(1.0, p_event + options_.p_switch_cpu);
   t_event_ = p_any_ > 0 ? Threshold(p_event / p_any_) : 0;
   log1m_p_ = std::log1p(-p_any_);
-  t_any_ = Threshold(p_any_);
+  if (p_any_ > 0.0625 && p_any_ < 1) {
+    // Thresholds T_j = 2^53 - floor(y_j * 2^53), y_j = (1 - p)^j by repeated
+    // multiplication (exact IEEE arithmetic: the same table everywhere), while
+    // T_j < 2^53, i.e. while some 53-bit draw reaches it. At most about
+    // 53 ln 2 / -ln(1 - 1/16) = 570 of them.
+    constexpr double kTwo53 = 9007199254740992.0;
+    double y = 1.0;
+    for (;;) {
+      y *= 1.0 - p_any_;
+      const uint64_t t = (1ull << 53) - static_cast<uint64_t>(std::floor(y * kTwo53));
+      if (t >= (1ull << 53)) break;
+      quiet_t_.push_back(t);
+    }
+    const auto count_at_most = [&](uint64_t x) {
+      return static_cast<uint16_t>(std::upper_bound(quiet_t_.begin(), quiet_t_.end(), x) - quiet_t_.begin());
+    };
+    constexpr int kShift = 53 - kQuietBucketBits;
+    for (uint64_t k = 0; k < (1u << kQuietBucketBits); ++k) {
+      quiet_lo_.push_back(count_at_most(k << kShift));
+      quiet_hi_.push_back(count_at_most(((k + 1) << kShift) - 1));
+    }
+  }
 }
 
 void RandomScheduler::Reseed(uint64_t seed) {
@@ -279,38 +300,9 @@ void RandomScheduler::Reseed(uint64_t seed) {
   for (uint64_t& w : s_) w = SplitMix(x);
 }
 
-uint64_t RandomScheduler::Next() {
-  // xoshiro256** (Blackman & Vigna).
-  const uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = std::rotl(s_[3], 45);
-  return result;
-}
 
 void RandomScheduler::BeginExecution(const Machine&) { defaults_ahead = SampleQuiet(); }
 
-// Boundaries until the next non-default decision: geometric with parameter
-// p = p_event + p_switch (equivalent to rolling at every boundary, since the
-// per-boundary roll is memoryless, but one random number per deviation).
-uint64_t RandomScheduler::SampleQuiet() {
-  if (p_any_ <= 0) return ~0ull;
-  if (p_any_ >= 1) return 0;
-  if (p_any_ > 0.0625) {
-    // Frequent deviations: a Bernoulli trial per boundary (an integer compare)
-    // is cheaper than a logarithm per deviation.
-    uint64_t q = 0;
-    while (static_cast<uint32_t>(Next()) >= t_any_) ++q;
-    return q;
-  }
-  const double u = 1.0 - NextUnit();  // (0, 1]
-  const double q = std::floor(std::log(u) / log1m_p_);
-  return q >= 1e18 ? ~0ull : static_cast<uint64_t>(q);
-}
 
 Decision RandomScheduler::Choose(const ChoiceView& view) {
   // Reads the machine directly (inline accessors): this runs at every boundary.

@@ -15,6 +15,8 @@
 #ifndef RSEQMC_SIM_SCHEDULE_H_
 #define RSEQMC_SIM_SCHEDULE_H_
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -91,18 +93,61 @@ class RandomScheduler : public Scheduler {
   Decision Choose(const ChoiceView& view) override;
 
  private:
-  uint64_t Next();
+  [[gnu::always_inline]] inline uint64_t Next();
   double NextUnit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
   uint64_t Below(uint64_t n) { return n <= 1 ? 0 : Next() % n; }
-  uint64_t SampleQuiet();
+  [[gnu::always_inline]] inline uint64_t SampleQuiet();
   uint64_t seed_;
   uint64_t s_[4];
   RandomOptions options_;
   double p_any_ = 0;        // probability that a boundary deviates from the default
   double log1m_p_ = 0;      // log(1 - p_any_)
   uint32_t t_event_ = 0;    // P(event | deviation) in 2^-32 units
-  uint32_t t_any_ = 0;      // p_any_ in 2^-32 units
+  // Quiet-run sampler for p_any_ > 1/16 (see SampleQuiet): from one 53-bit
+  // draw x, the run is the number of j >= 1 with x >= quiet_t_[j - 1], where
+  // quiet_t_[j - 1] = 2^53 - floor((1 - p_any_)^j * 2^53), so that
+  // P(run >= j) = (1 - p_any_)^j (to 2^-53). quiet_lo_/quiet_hi_ bound the run
+  // over each of the 1024 ranges of x's top 10 bits, so most draws need no
+  // search at all.
+  static constexpr int kQuietBucketBits = 10;
+  std::vector<uint64_t> quiet_t_;
+  std::vector<uint16_t> quiet_lo_, quiet_hi_;
 };
+
+inline uint64_t RandomScheduler::Next() {
+  // xoshiro256** (Blackman & Vigna).
+  const uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = std::rotl(s_[3], 45);
+  return result;
+}
+
+// Boundaries until the next non-default decision: geometric with parameter
+// p = p_event + p_switch (equivalent to rolling at every boundary, since the
+// per-boundary roll is memoryless, but one random number per deviation).
+inline uint64_t RandomScheduler::SampleQuiet() {
+  if (p_any_ <= 0) return ~0ull;
+  if (p_any_ >= 1) return 0;
+  if (!quiet_t_.empty()) {
+    // Frequent deviations: the inverse of the geometric distribution's CDF by
+    // table (one draw, integer compares only; a draw whose bucket holds a
+    // threshold searches the few thresholds inside it).
+    const uint64_t x = Next() >> 11;
+    const uint64_t k = x >> (53 - kQuietBucketBits);
+    uint64_t q = quiet_lo_[k];
+    const uint64_t hi = quiet_hi_[k];
+    while (q < hi && x >= quiet_t_[q]) ++q;
+    return q;
+  }
+  const double u = 1.0 - NextUnit();  // (0, 1]
+  const double q = std::floor(std::log(u) / log1m_p_);
+  return q >= 1e18 ? ~0ull : static_cast<uint64_t>(q);
+}
 
 }  // namespace rseqmc
 
