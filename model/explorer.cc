@@ -984,7 +984,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
     }
     if (o.collect_outcomes) res.outcomes.insert(OutcomeOf(s, r));
     if (r.verdict != Verdict::kPass && !res.failure) {
-      res.failure = Failure{r.schedule, r.verdict, r.message, res.executions, r.trace_hash};
+      res.failure = Failure{r.schedule, r.verdict, r.message, res.executions, r.TraceHash()};
       if (o.stop_at_first_failure) {
         res.stop_reason = "failure";
         return false;

@@ -142,7 +142,7 @@ struct Failure {
   Verdict verdict = Verdict::kPass;
   std::string message;
   uint64_t execution = 0;   // index of the execution that failed (1-based)
-  uint64_t trace_hash = 0;  // ExecutionResult::trace_hash (a replay must reproduce it)
+  uint64_t trace_hash = 0;  // ExecutionResult::TraceHash() (a replay must reproduce it)
 };
 
 struct ExploreResult {

@@ -1,5 +1,6 @@
 // Evaluation of final-state property expressions (sim/scenario.h Expr).
 #include <limits>
+#include <stdexcept>
 
 #include "sim/simulator.h"
 
@@ -7,119 +8,167 @@ namespace rseqmc {
 
 namespace {
 
-struct Evaluator {
-  const Scenario& s;
-  const ExecutionResult& r;
-  std::string error;
-
-  const Symbol* Sym(const std::string& name) {
-    const int i = s.program.FindSymbol(name);
-    if (i < 0) {
-      error = "unknown symbol '" + name + "'";
-      return nullptr;
-    }
-    return &s.program.symbols[i];
+CompiledExpr::Op OpOf(const std::string& op) {
+  using Op = CompiledExpr::Op;
+  static const std::pair<const char*, Op> kOps[] = {
+      {"&&", Op::kAnd}, {"||", Op::kOr},  {"+", Op::kAdd}, {"-", Op::kSub}, {"*", Op::kMul},
+      {"/", Op::kDiv},  {"%", Op::kMod},  {"==", Op::kEq}, {"!=", Op::kNe}, {"<", Op::kLt},
+      {"<=", Op::kLe},  {">", Op::kGt},   {">=", Op::kGe},
+  };
+  for (const auto& [text, o] : kOps) {
+    if (op == text) return o;
   }
+  return Op::kUnknown;
+}
 
-  int64_t Element(const Symbol& sym, int64_t cpu, int64_t index) {
-    const int64_t blocks = sym.per_cpu ? s.num_cpus : 1;
-    if (cpu < 0 || cpu >= blocks || index < 0 || index >= sym.count) {
-      error = sym.name + "[" + (sym.per_cpu ? std::to_string(cpu) + "][" : "") + std::to_string(index) +
-              "] is out of range";
-      return 0;
+}  // namespace
+
+CompiledExpr::CompiledExpr(const Scenario& s, const Expr& e) : s_(&s) { Compile(e); }
+
+uint32_t CompiledExpr::Compile(const Expr& e) {
+  const uint32_t i = static_cast<uint32_t>(nodes_.size());
+  nodes_.push_back(Node{});
+  Node n;
+  n.src = &e;
+  n.kind = e.kind;
+  n.value = e.value;
+  size_t arity = 0;
+  switch (e.kind) {
+    case Expr::Kind::kConst:
+      break;
+    case Expr::Kind::kSymbol:
+    case Expr::Kind::kSum:
+    case Expr::Kind::kIndex: {
+      n.sym = s_->program.FindSymbol(e.name);
+      arity = e.kind == Expr::Kind::kIndex ? (e.args.size() >= 2 ? 2 : 1) : 0;
+      break;
     }
-    const uint64_t a = sym.address + static_cast<uint64_t>(cpu) * sym.stride +
-                       static_cast<uint64_t>(index) * static_cast<uint64_t>(sym.width);
-    return static_cast<int64_t>(r.Read(a, static_cast<int>(sym.width)));
+    case Expr::Kind::kRet:
+      n.thread = s_->FindThread(e.name);
+      break;
+    case Expr::Kind::kUnary:
+      n.op = e.op == "-" ? Op::kNeg : Op::kNot;
+      arity = 1;
+      break;
+    case Expr::Kind::kBinary:
+      n.op = OpOf(e.op);
+      arity = 2;
+      break;
   }
+  // A malformed tree (too few operands) fails when it is evaluated, as an
+  // std::out_of_range, not here.
+  if (e.args.size() < arity) {
+    n.malformed = true;
+  } else {
+    if (arity >= 1) n.a = Compile(e.args[0]);
+    if (arity >= 2) n.b = Compile(e.args[1]);
+  }
+  nodes_[i] = n;
+  return i;
+}
 
-  int64_t Eval(const Expr& e) {
-    if (!error.empty()) return 0;
-    switch (e.kind) {
-      case Expr::Kind::kConst:
-        return e.value;
-      case Expr::Kind::kSymbol: {
-        const Symbol* sym = Sym(e.name);
-        return sym ? Element(*sym, 0, 0) : 0;
+int64_t CompiledExpr::Element(const Symbol& sym, int64_t cpu, int64_t index, const ExecutionResult& r,
+                              std::string& error) const {
+  const int64_t blocks = sym.per_cpu ? s_->num_cpus : 1;
+  if (cpu < 0 || cpu >= blocks || index < 0 || index >= sym.count) {
+    error = sym.name + "[" + (sym.per_cpu ? std::to_string(cpu) + "][" : "") + std::to_string(index) +
+            "] is out of range";
+    return 0;
+  }
+  const uint64_t a = sym.address + static_cast<uint64_t>(cpu) * sym.stride +
+                     static_cast<uint64_t>(index) * static_cast<uint64_t>(sym.width);
+  return static_cast<int64_t>(r.Read(a, static_cast<int>(sym.width)));
+}
+
+int64_t CompiledExpr::Eval(uint32_t i, const ExecutionResult& r, std::string& error) const {
+  if (!error.empty()) return 0;
+  const Node& n = nodes_[i];
+  if (n.malformed) throw std::out_of_range("property expression node with too few operands");
+  switch (n.kind) {
+    case Expr::Kind::kConst:
+      return n.value;
+    case Expr::Kind::kSymbol:
+    case Expr::Kind::kIndex:
+    case Expr::Kind::kSum: {
+      if (n.sym < 0) {
+        error = "unknown symbol '" + n.src->name + "'";
+        return 0;
       }
-      case Expr::Kind::kIndex: {
-        const Symbol* sym = Sym(e.name);
-        if (!sym) return 0;
-        const int64_t a = Eval(e.args.at(0));
-        if (e.args.size() == 1) {
+      const Symbol& sym = s_->program.symbols[n.sym];
+      if (n.kind == Expr::Kind::kSymbol) return Element(sym, 0, 0, r, error);
+      if (n.kind == Expr::Kind::kIndex) {
+        const int64_t a = Eval(n.a, r, error);
+        if (n.src->args.size() == 1) {
           // sym[c] on a per-CPU scalar is CPU c's element; on an array, element c.
-          return sym->per_cpu ? Element(*sym, a, 0) : Element(*sym, 0, a);
+          return sym.per_cpu ? Element(sym, a, 0, r, error) : Element(sym, 0, a, r, error);
         }
-        const int64_t b = Eval(e.args.at(1));
-        return Element(*sym, a, b);
+        const int64_t b = Eval(n.b, r, error);
+        return Element(sym, a, b, r, error);
       }
-      case Expr::Kind::kSum: {
-        const Symbol* sym = Sym(e.name);
-        if (!sym) return 0;
-        uint64_t sum = 0;
-        const uint32_t blocks = sym->per_cpu ? s.num_cpus : 1;
-        for (uint32_t c = 0; c < blocks; ++c) {
-          for (uint32_t i = 0; i < sym->count; ++i) sum += static_cast<uint64_t>(Element(*sym, c, i));
-        }
-        return static_cast<int64_t>(sum);
+      uint64_t sum = 0;
+      const uint32_t blocks = sym.per_cpu ? s_->num_cpus : 1;
+      for (uint32_t c = 0; c < blocks; ++c) {
+        for (uint32_t k = 0; k < sym.count; ++k) sum += static_cast<uint64_t>(Element(sym, c, k, r, error));
       }
-      case Expr::Kind::kRet: {
-        const int t = s.FindThread(e.name);
-        if (t < 0 || static_cast<size_t>(t) >= r.threads.size()) {
-          error = "unknown thread '" + e.name + "'";
-          return 0;
-        }
-        if (!r.threads[t].exited) {
-          error = "thread '" + e.name + "' did not return";
-          return 0;
-        }
-        return r.threads[t].ret;
+      return static_cast<int64_t>(sum);
+    }
+    case Expr::Kind::kRet: {
+      if (n.thread < 0 || static_cast<size_t>(n.thread) >= r.threads.size()) {
+        error = "unknown thread '" + n.src->name + "'";
+        return 0;
       }
-      case Expr::Kind::kUnary: {
-        const int64_t a = Eval(e.args.at(0));
-        if (e.op == "-") return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
-        return !a;
+      if (!r.threads[n.thread].exited) {
+        error = "thread '" + n.src->name + "' did not return";
+        return 0;
       }
-      case Expr::Kind::kBinary: {
-        const std::string& op = e.op;
-        if (op == "&&") return Eval(e.args.at(0)) && Eval(e.args.at(1));
-        if (op == "||") return Eval(e.args.at(0)) || Eval(e.args.at(1));
-        const int64_t a = Eval(e.args.at(0));
-        const int64_t b = Eval(e.args.at(1));
-        const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-        if (op == "+") return static_cast<int64_t>(ua + ub);
-        if (op == "-") return static_cast<int64_t>(ua - ub);
-        if (op == "*") return static_cast<int64_t>(ua * ub);
-        if (op == "/" || op == "%") {
+      return r.threads[n.thread].ret;
+    }
+    case Expr::Kind::kUnary: {
+      const int64_t a = Eval(n.a, r, error);
+      if (n.op == Op::kNeg) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+      return !a;
+    }
+    case Expr::Kind::kBinary: {
+      if (n.op == Op::kAnd) return Eval(n.a, r, error) && Eval(n.b, r, error);
+      if (n.op == Op::kOr) return Eval(n.a, r, error) || Eval(n.b, r, error);
+      const int64_t a = Eval(n.a, r, error);
+      const int64_t b = Eval(n.b, r, error);
+      const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+      switch (n.op) {
+        case Op::kAdd: return static_cast<int64_t>(ua + ub);
+        case Op::kSub: return static_cast<int64_t>(ua - ub);
+        case Op::kMul: return static_cast<int64_t>(ua * ub);
+        case Op::kDiv:
+        case Op::kMod:
           if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) {
             error = "division by zero or overflow";
             return 0;
           }
-          return op == "/" ? a / b : a % b;
-        }
-        if (op == "==") return a == b;
-        if (op == "!=") return a != b;
-        if (op == "<") return a < b;
-        if (op == "<=") return a <= b;
-        if (op == ">") return a > b;
-        if (op == ">=") return a >= b;
-        error = "unknown operator '" + op + "'";
-        return 0;
+          return n.op == Op::kDiv ? a / b : a % b;
+        case Op::kEq: return a == b;
+        case Op::kNe: return a != b;
+        case Op::kLt: return a < b;
+        case Op::kLe: return a <= b;
+        case Op::kGt: return a > b;
+        case Op::kGe: return a >= b;
+        default:
+          error = "unknown operator '" + n.src->op + "'";
+          return 0;
       }
     }
-    return 0;
   }
-};
+  return 0;
+}
 
-}  // namespace
-
-PropertyOutcome EvaluateProperty(const Scenario& s, const Expr& e, const ExecutionResult& r) {
-  Evaluator ev{s, r, {}};
+PropertyOutcome CompiledExpr::Evaluate(const ExecutionResult& r) const {
   PropertyOutcome o;
-  o.value = ev.Eval(e);
-  o.error = ev.error;
+  o.value = Eval(0, r, o.error);
   o.holds = o.error.empty() && o.value != 0;
   return o;
+}
+
+PropertyOutcome EvaluateProperty(const Scenario& s, const Expr& e, const ExecutionResult& r) {
+  return CompiledExpr(s, e).Evaluate(r);
 }
 
 }  // namespace rseqmc

@@ -71,6 +71,8 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
       code_size_(static_cast<uint32_t>(s.program.code.size())),
       num_cpus_(static_cast<int>(s.num_cpus)) {
   const Program& p = s.program;
+  properties_.reserve(s.properties.size());
+  for (const Property& prop : s.properties) properties_.emplace_back(s, prop.expr);
   // Data image: symbols, then descriptors (32-byte aligned), then rseq areas.
   uint64_t end = kDataBase;
   for (const Symbol& sym : p.symbols) end = std::max(end, sym.address + (sym.size_bytes + 63) / 64 * 64);
@@ -290,7 +292,17 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   finished_ = false;
   out->trace.clear();
   out->schedule.entries.clear();
-  out->threads.assign(threads_.size(), ThreadOutcome{});
+  if (out->threads.size() != threads_.size()) {
+    out->threads.assign(threads_.size(), ThreadOutcome{});
+  } else {
+    for (ThreadOutcome& o : out->threads) {  // in place: keeps the observation buffers
+      o.exited = false;
+      o.ret = 0;
+      o.aborts = 0;
+      o.final_cpu = 0;
+      o.observed.clear();
+    }
+  }
   out->extra_strings.clear();
   std::fill(fiber_active_.begin(), fiber_active_.end(), 0);
   if (live_threads_ == 0) finished_ = true;
@@ -399,28 +411,27 @@ int Machine::Decide() {
     }
     const Decision d = sched_->Choose(ChoiceView(*this));
     const uint64_t b = boundary_++;
-    if (d.kind == DecisionKind::kStep && d.cpu == last_cpu_) {
-      if (fp_on_) fp_.Clear();
-      cpu = last_cpu_;
-      break;
-    }
-    if (d.IsStop()) {
-      out_->stopped = true;
-      EndExecution();
-      return -1;
-    }
-    if (fp_on_) fp_.Clear();
-    if (!IsValid(d)) {
-      throw InputError("<schedule>", {}, "decision '" + ToString(d) + "' at boundary " + std::to_string(b) +
-                                             " (step " + std::to_string(steps_) +
-                                             ") is not possible in this state",
-                       "", "the schedule was made for another scenario, other -D values or another kernel model");
-    }
-    out_->schedule.entries.push_back({b, d});
     if (d.kind == DecisionKind::kStep) {
+      if (d.cpu == last_cpu_) {
+        if (fp_on_) fp_.Clear();
+        cpu = last_cpu_;
+        break;
+      }
+      if (d.IsStop()) {
+        out_->stopped = true;
+        EndExecution();
+        return -1;
+      }
+      if (fp_on_) fp_.Clear();
+      // IsValid for a step, inline: this is every CPU switch.
+      if (d.cpu >= num_cpus_ || cpus_[d.cpu].running < 0) InvalidDecision(d, b);
+      out_->schedule.entries.push_back({b, d});
       cpu = d.cpu;
       break;
     }
+    if (fp_on_) fp_.Clear();
+    if (!IsValid(d)) InvalidDecision(d, b);
+    out_->schedule.entries.push_back({b, d});
     ++events_[static_cast<int>(d.kind)];
     ++total_events_;
     ApplyEvent(d);
@@ -443,11 +454,35 @@ int Machine::Decide() {
   return t;
 }
 
+void Machine::InvalidDecision(const Decision& d, uint64_t boundary) const {
+  throw InputError("<schedule>", {}, "decision '" + ToString(d) + "' at boundary " + std::to_string(boundary) +
+                                         " (step " + std::to_string(steps_) + ") is not possible in this state",
+                   "", "the schedule was made for another scenario, other -D values or another kernel model");
+}
+
 void Machine::RunDirect() {
+  // With nothing recorded per instruction, plain instructions run in
+  // RunPlain's loop and only the others go through Step.
+  const bool plain = !record_ && !acc_ && !fp_on_;
   for (;;) {
     const int t = Decide();
     if (t < 0) return;
     for (;;) {
+      // Here the boundary before t's next instruction has been taken.
+      if (plain) {
+        Scheduler& s = *sched_;
+        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, opt_.max_steps - steps_ - 1));
+        if (n > 0) {
+          // n instructions over n - 1 promised default boundaries.
+          s.defaults_ahead -= n - 1;
+          boundary_ += n - 1;
+          if (s.defaults_ahead == 0 || steps_ >= opt_.max_steps) break;
+          // The instruction RunPlain stopped at takes the next default: no
+          // plain instruction changes what the checks below look at.
+          --s.defaults_ahead;
+          ++boundary_;
+        }
+      }
       const Stop st = Step(t);
       if (st == Stop::kEnded) return;
       if (st != Stop::kNext) break;
@@ -816,7 +851,7 @@ void Machine::ExitThread(int t, int64_t v) {
   if (--live_threads_ == 0) finished_ = true;
 }
 
-// After every execution: property verdicts and the determinism hash.
+// After every execution: the counts and the property verdicts.
 void Machine::Finish() {
   finished_ = true;
   ExecutionResult& r = *out_;
@@ -827,8 +862,9 @@ void Machine::Finish() {
   }
   if (r.verdict == Verdict::kPass && !r.stopped) {
     r.properties.reserve(s_.properties.size());
-    for (const Property& p : s_.properties) {
-      PropertyOutcome po = EvaluateProperty(s_, p.expr, r);
+    for (size_t i = 0; i < s_.properties.size(); ++i) {
+      const Property& p = s_.properties[i];
+      PropertyOutcome po = properties_[i].Evaluate(r);
       if (!po.holds && r.verdict == Verdict::kPass) {
         r.verdict = Verdict::kPropertyFailed;
         r.message = "property failed: " + p.text + (po.error.empty() ? "" : " (" + po.error + ")");
@@ -836,32 +872,6 @@ void Machine::Finish() {
       r.properties.push_back(std::move(po));
     }
   }
-  // A 64-bit hash (XXH3) over the decisions, the final memory and the
-  // thread outcomes, laid out as words: the determinism self-check compares
-  // it. An execution the scheduler stopped has no verdict to check
-  // (exhaustive search stops most of its executions early): 0.
-  r.trace_hash = 0;
-  if (r.stopped) return;
-  std::vector<uint64_t>& w = hash_words_;
-  const size_t mem_words = (r.memory.size() + 7) / 8;
-  w.resize(mem_words);
-  if (mem_words > 0) {
-    w.back() = 0;
-    std::memcpy(w.data(), r.memory.data(), r.memory.size());
-  }
-  for (const ScheduleEntry& e : r.schedule.entries) {
-    w.push_back(e.boundary);
-    w.push_back(static_cast<uint64_t>(e.decision.kind) |
-                static_cast<uint64_t>(static_cast<uint8_t>(e.decision.cpu)) << 8 |
-                static_cast<uint64_t>(static_cast<uint16_t>(e.decision.arg)) << 16);
-  }
-  for (const ThreadOutcome& o : r.threads) {
-    w.push_back(static_cast<uint64_t>(o.ret));
-    w.push_back(static_cast<uint64_t>(o.aborts) | static_cast<uint64_t>(o.exited) << 32);
-  }
-  w.push_back(steps_);
-  w.push_back(static_cast<uint64_t>(r.verdict));
-  r.trace_hash = XXH3_64bits(w.data(), w.size() * sizeof(uint64_t));
 }
 
 // ---------------------------------------------------------------------------
@@ -924,7 +934,55 @@ bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
   return false;
 }
 
+// The instructions whose whole effect is on the running context's registers
+// and pc, as switch cases: the one definition Step and RunPlain share. Uses
+// `r` (the registers), `in` (the instruction), `b` (its second operand,
+// register or immediate), `th` (the thread) and `next` (the next pc, pc + 1
+// unless a branch is taken).
+#define RSEQMC_REGISTER_CASES                                                                                     \
+  case Op::kLi: r[in.rd] = in.imm; break;                                                                        \
+  case Op::kMov: r[in.rd] = r[in.rs]; break;                                                                     \
+  case Op::kAdd: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) + static_cast<uint64_t>(b)); break; \
+  case Op::kSub: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) - static_cast<uint64_t>(b)); break; \
+  case Op::kAnd: r[in.rd] = r[in.rs] & b; break;                                                                 \
+  case Op::kOr: r[in.rd] = r[in.rs] | b; break;                                                                  \
+  case Op::kXor: r[in.rd] = r[in.rs] ^ b; break;                                                                 \
+  case Op::kShl: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) << (b & 63)); break;            \
+  case Op::kShr: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) >> (b & 63)); break;            \
+  case Op::kMul: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) * static_cast<uint64_t>(b)); break; \
+  case Op::kLa: r[in.rd] = static_cast<int64_t>(s_.program.symbols[in.target].address + in.imm); break;         \
+  case Op::kBeq: if (r[in.rs] == b) next = in.target; break;                                                     \
+  case Op::kBne: if (r[in.rs] != b) next = in.target; break;                                                     \
+  case Op::kBlt: if (r[in.rs] < b) next = in.target; break;                                                      \
+  case Op::kBge: if (r[in.rs] >= b) next = in.target; break;                                                     \
+  case Op::kBltu: if (static_cast<uint64_t>(r[in.rs]) < static_cast<uint64_t>(b)) next = in.target; break;       \
+  case Op::kBgeu: if (static_cast<uint64_t>(r[in.rs]) >= static_cast<uint64_t>(b)) next = in.target; break;      \
+  case Op::kJmp: next = in.target; break;                                                                        \
+  case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(th.rseq_area); break;                                      \
+  case Op::kSig:                                                                                                 \
+  case Op::kFence:                                                                                               \
+  case Op::kNop: break;
+
+// The memory instructions, as switch case labels (Step and RunPlain).
+#define RSEQMC_MEMORY_CASES \
+  case Op::kLd:             \
+  case Op::kLd32:           \
+  case Op::kSt:             \
+  case Op::kSt32:           \
+  case Op::kCas:            \
+  case Op::kXadd:           \
+  case Op::kXchg
+
 namespace {
+// A memory instruction's address: base + displacement (+ index * scale).
+inline uint64_t EffectiveAddress(const Instr& in, const int64_t* r) {
+  uint64_t addr = static_cast<uint64_t>(r[in.rs]) + static_cast<uint64_t>(in.imm);
+  if (in.has_index) addr += static_cast<uint64_t>(r[in.ru]) * in.scale;
+  return addr;
+}
+// A memory instruction's access width in bytes.
+inline int AccessBytes(Op op) { return (op == Op::kLd32 || op == Op::kSt32) ? 4 : 8; }
+
 inline bool Compare(CmpKind k, int64_t a, int64_t b) {
   const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (k) {
@@ -972,27 +1030,10 @@ inline Machine::Stop Machine::Step(int t) {
     uint64_t read_addr = 0;  // access log only: what a logged instruction read
     uint8_t read_bytes = 0;
     switch (in.op) {
-      case Op::kLi: r[in.rd] = in.imm; break;
-      case Op::kMov: r[in.rd] = r[in.rs]; break;
-      case Op::kAdd: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) + static_cast<uint64_t>(b)); break;
-      case Op::kSub: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) - static_cast<uint64_t>(b)); break;
-      case Op::kAnd: r[in.rd] = r[in.rs] & b; break;
-      case Op::kOr: r[in.rd] = r[in.rs] | b; break;
-      case Op::kXor: r[in.rd] = r[in.rs] ^ b; break;
-      case Op::kShl: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) << (b & 63)); break;
-      case Op::kShr: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) >> (b & 63)); break;
-      case Op::kMul: r[in.rd] = static_cast<int64_t>(static_cast<uint64_t>(r[in.rs]) * static_cast<uint64_t>(b)); break;
-      case Op::kLa: r[in.rd] = static_cast<int64_t>(s_.program.symbols[in.target].address + in.imm); break;
-      case Op::kLd:
-      case Op::kLd32:
-      case Op::kSt:
-      case Op::kSt32:
-      case Op::kCas:
-      case Op::kXadd:
-      case Op::kXchg: {
-        uint64_t addr = static_cast<uint64_t>(r[in.rs]) + static_cast<uint64_t>(in.imm);
-        if (in.has_index) addr += static_cast<uint64_t>(r[in.ru]) * in.scale;
-        const int bytes = (in.op == Op::kLd32 || in.op == Op::kSt32) ? 4 : 8;
+      RSEQMC_REGISTER_CASES
+      RSEQMC_MEMORY_CASES: {
+        const uint64_t addr = EffectiveAddress(in, &r[0]);
+        const int bytes = AccessBytes(in.op);
         if (!MemOk(addr, bytes)) {
           SegvAccess(t, pc, addr);
           return Stop::kEnded;
@@ -1044,13 +1085,6 @@ inline Machine::Stop Machine::Step(int t) {
         }
         break;
       }
-      case Op::kBeq: if (r[in.rs] == b) next = in.target; break;
-      case Op::kBne: if (r[in.rs] != b) next = in.target; break;
-      case Op::kBlt: if (r[in.rs] < b) next = in.target; break;
-      case Op::kBge: if (r[in.rs] >= b) next = in.target; break;
-      case Op::kBltu: if (static_cast<uint64_t>(r[in.rs]) < static_cast<uint64_t>(b)) next = in.target; break;
-      case Op::kBgeu: if (static_cast<uint64_t>(r[in.rs]) >= static_cast<uint64_t>(b)) next = in.target; break;
-      case Op::kJmp: next = in.target; break;
       case Op::kCall:
         if (c.call_depth >= kMaxCallDepth) {
           Kill(kSigSegv, "call stack overflow (depth " + std::to_string(kMaxCallDepth) + ") in " + s_.threads[t].name, t);
@@ -1096,7 +1130,6 @@ inline Machine::Stop Machine::Step(int t) {
         r[in.rd] = static_cast<int64_t>(v);
         break;
       }
-      case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(th.rseq_area); break;
       case Op::kRseqArm: {
         // The single store of the descriptor address (§2.4 step [1]); to the
         // registered area, or to our own area if unregistered (no effect then).
@@ -1107,10 +1140,6 @@ inline Machine::Stop Machine::Step(int t) {
         Store(wrote_addr, static_cast<uint64_t>(wrote_val), 8);
         break;
       }
-      case Op::kSig:
-      case Op::kFence:
-      case Op::kNop:
-        break;
       case Op::kAssert:
         if (!Compare(static_cast<CmpKind>(in.aux), r[in.rs], b)) {
           c.pc = pc;
@@ -1142,6 +1171,108 @@ inline Machine::Stop Machine::Step(int t) {
     }
   }
   return Stop::kNext;
+}
+
+uint64_t Machine::RunPlain(int t, uint64_t max_defaults) {
+  // Step's semantics for the instructions that cannot end the execution or
+  // change what the scheduler sees, with the pc, code and memory bounds held
+  // in registers (the memory stores through mem_ would otherwise force every
+  // member to be reloaded at each instruction).
+  SimThread& th = threads_[t];
+  Context& c = th.cur();
+  int64_t* const r = c.r.data();
+  const Instr* const code = code_;
+  const uint32_t code_size = code_size_;
+  uint8_t* const mem = mem_;
+  const uint64_t mem_size = mem_size_;
+  const uint64_t area_base = area_base_;
+  uint32_t pc = c.pc;
+  uint64_t n = 0;
+  for (; n <= max_defaults; ++n) {
+    if (pc >= code_size) break;  // also kNativePc
+    const Instr& in = code[pc];
+    const int64_t b = in.use_imm ? in.imm : r[in.rt];
+    uint32_t next = pc + 1;
+    switch (in.op) {
+      RSEQMC_REGISTER_CASES
+      RSEQMC_MEMORY_CASES: {
+        const uint64_t addr = EffectiveAddress(in, &r[0]);
+        const int bytes = AccessBytes(in.op);
+        if (addr < kDataBase || addr - kDataBase + static_cast<uint64_t>(bytes) > mem_size) goto out;  // Step faults
+        uint8_t* const p = mem + (addr - kDataBase);
+        if (in.op != Op::kSt && in.op != Op::kSt32 && addr + static_cast<uint64_t>(bytes) > area_base) {
+          NoteAreaRead(addr, bytes);
+        }
+        uint64_t old = 0;
+        switch (in.op) {
+          case Op::kLd:
+          case Op::kLd32:
+            std::memcpy(&old, p, static_cast<size_t>(bytes));
+            r[in.rd] = static_cast<int64_t>(old);
+            break;
+          case Op::kSt: std::memcpy(p, &r[in.rt], 8); break;
+          case Op::kSt32: std::memcpy(p, &r[in.rt], 4); break;
+          case Op::kCas: {
+            std::memcpy(&old, p, 8);
+            if (old == static_cast<uint64_t>(r[in.rt])) std::memcpy(p, &r[in.ru], 8);
+            r[in.rd] = static_cast<int64_t>(old);
+            break;
+          }
+          case Op::kXadd: {
+            std::memcpy(&old, p, 8);
+            const uint64_t sum = old + static_cast<uint64_t>(r[in.rt]);
+            std::memcpy(p, &sum, 8);
+            r[in.rd] = static_cast<int64_t>(old);
+            break;
+          }
+          default: {  // kXchg
+            std::memcpy(&old, p, 8);
+            std::memcpy(p, &r[in.rt], 8);
+            r[in.rd] = static_cast<int64_t>(old);
+            break;
+          }
+        }
+        break;
+      }
+      case Op::kCall:
+        if (c.call_depth >= kMaxCallDepth) goto out;  // Step kills
+        c.ret_stack[c.call_depth++] = pc + 1;
+        next = s_.program.functions[in.target].first;
+        break;
+      case Op::kRet:
+        if (c.call_depth == 0) goto out;  // thread exit or sigreturn: Step
+        next = c.ret_stack[--c.call_depth];
+        break;
+      case Op::kRseqLoad: {
+        static constexpr uint64_t kOff[] = {kRseqOffCpuIdStart, kRseqOffCpuId, kRseqOffNodeId, kRseqOffMmCid,
+                                            kRseqOffFlags};
+        uint32_t v = 0;
+        if (th.rseq_area != 0) {
+          std::memcpy(&v, mem + (th.rseq_area + kOff[in.aux] - kDataBase), 4);
+        } else if (static_cast<RseqField>(in.aux) == RseqField::kCpuId) {
+          v = 0xffffffffu;
+        }
+        r[in.rd] = static_cast<int64_t>(v);
+        break;
+      }
+      case Op::kRseqArm: {
+        const uint64_t area = th.rseq_area ? th.rseq_area : AreaAddress(t);
+        const uint64_t desc = DescriptorAddress(in.target);
+        std::memcpy(mem + (area + kRseqOffRseqCs - kDataBase), &desc, 8);
+        break;
+      }
+      case Op::kAssert:
+        if (!Compare(static_cast<CmpKind>(in.aux), r[in.rs], b)) goto out;  // Step fails it
+        break;
+      case Op::kObserve: out_->threads[t].observed.emplace_back(in.target, r[in.rs]); break;
+      default: goto out;  // kernel calls
+    }
+    pc = next;
+  }
+out:
+  c.pc = pc;
+  steps_ += n;
+  return n;
 }
 
 bool Machine::ExecSyscall(int t, const Instr& in) {

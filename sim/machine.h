@@ -235,10 +235,23 @@ class Machine {
   // kernel call's own exit-to-user work). kNext: the thread goes on at the
   // next boundary.
   [[gnu::always_inline]] inline Stop Step(int t);
+  // Runs thread t's running context for at most max_defaults + 1 instructions
+  // (the first at the boundary already taken, each further one at a promised
+  // default boundary the caller accounts for) while they are plain: register
+  // and memory instructions, branches, call, ret within the thread's calls,
+  // rseq field reads, arming, passing asserts, observe. Stops before any other
+  // instruction (a kernel call, a ret that exits or returns from a signal
+  // handler, a faulting access, a failing assert, a call over the depth
+  // limit) and returns the number run; steps_ and the pc are updated, the
+  // rest is exactly Step's effect. Only while nothing is recorded per
+  // instruction (no trace, access log or footprint).
+  uint64_t RunPlain(int t, uint64_t max_defaults);
   // The decision part of a boundary: asks the scheduler (events, who runs)
   // until a thread is chosen to run, then does its return-to-user work.
   // Returns that thread, or -1 if the execution ended.
   int Decide();
+  // Throws the InputError for decision `d`, invalid at `boundary`.
+  [[noreturn, gnu::cold, gnu::noinline]] void InvalidDecision(const Decision& d, uint64_t boundary) const;
   // Thread t returned from its entry function with value v.
   void ExitThread(int t, int64_t v);
   // After the running thread left `cpu` (exit, preempt, migrate, yield): switch
@@ -312,6 +325,7 @@ class Machine {
   bool acc_ = false;            // RunOptions::record_accesses, for this execution
   std::vector<uint8_t> in_cs_;  // by code index: 1 inside some descriptor's [start, post_commit)
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
+  std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
 };
 

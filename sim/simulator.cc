@@ -3,8 +3,12 @@
 #include "sim/fiber_pool.h"
 #include "sim/machine.h"
 
+#include <cstring>
 #include <exception>
 #include <stdexcept>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace rseqmc {
 
@@ -13,6 +17,28 @@ uint64_t ExecutionResult::Read(uint64_t address, int bytes) const {
   uint64_t v = 0;
   std::memcpy(&v, memory.data() + (address - kDataBase), bytes);
   return v;
+}
+
+uint64_t ExecutionResult::TraceHash() const {
+  // The final memory (zero-padded to whole words), then the decisions, the
+  // thread outcomes, the steps and the verdict, laid out as 64-bit words.
+  if (stopped) return 0;
+  std::vector<uint64_t> w((memory.size() + 7) / 8, 0);
+  if (!memory.empty()) std::memcpy(w.data(), memory.data(), memory.size());
+  w.reserve(w.size() + 2 * schedule.entries.size() + 2 * threads.size() + 2);
+  for (const ScheduleEntry& e : schedule.entries) {
+    w.push_back(e.boundary);
+    w.push_back(static_cast<uint64_t>(e.decision.kind) |
+                static_cast<uint64_t>(static_cast<uint8_t>(e.decision.cpu)) << 8 |
+                static_cast<uint64_t>(static_cast<uint16_t>(e.decision.arg)) << 16);
+  }
+  for (const ThreadOutcome& o : threads) {
+    w.push_back(static_cast<uint64_t>(o.ret));
+    w.push_back(static_cast<uint64_t>(o.aborts) | static_cast<uint64_t>(o.exited) << 32);
+  }
+  w.push_back(steps);
+  w.push_back(static_cast<uint64_t>(verdict));
+  return XXH3_64bits(w.data(), w.size() * sizeof(uint64_t));
 }
 
 const std::string& ExecutionResult::ObservationName(const Scenario& s, uint32_t id) const {

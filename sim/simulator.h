@@ -86,7 +86,6 @@ struct ExecutionResult {
   uint64_t steps = 0;             // IR instructions executed
   bool stopped = false;           // the scheduler ended it early (Decision::Stop); no verdict
   uint32_t events[kNumDecisionKinds] = {};  // injected events by kind (kStep unused)
-  uint64_t trace_hash = 0;        // hash of the decision sequence and final state (determinism check); 0 if stopped
   std::vector<std::string> extra_strings;  // observe names from native threads (ids after Program::strings)
   std::vector<AccessEntry> accesses;  // empty unless RunOptions::record_accesses (sim/access_log.h)
   bool accesses_recorded = false;     // RunOptions::record_accesses was set for this execution
@@ -98,6 +97,13 @@ struct ExecutionResult {
   uint64_t Read(uint64_t address, int bytes) const;
   // Final value of symbol element [cpu][index] (cpu ignored unless per-CPU).
   int64_t SymbolValue(const Scenario& s, const std::string& name, uint32_t cpu = 0, uint32_t index = 0) const;
+  // The determinism self-check's hash (XXH3-64) over the decisions (schedule),
+  // the final memory, each thread's return value, abort count and exit, the
+  // step count and the verdict: a replay of `schedule` must give the same
+  // value. 0 for a stopped execution (no verdict to check). Computed on each
+  // call (tens of nanoseconds for a small scenario) rather than after every
+  // execution, since only counterexamples and replays are checked.
+  uint64_t TraceHash() const;
 };
 
 class Simulator {
@@ -145,7 +151,39 @@ class Simulator {
 };
 
 // Evaluates a property expression against final memory and thread outcomes.
+// Errors (unknown symbol or thread, a thread that did not return, an index out
+// of range, division by zero) make the outcome not hold, with the reason in
+// PropertyOutcome::error.
 PropertyOutcome EvaluateProperty(const Scenario& s, const Expr& e, const ExecutionResult& r);
+
+// A property expression with its symbols, threads and operators resolved once,
+// for evaluating it after many executions (the machine evaluates every
+// property after every execution). Evaluate gives exactly EvaluateProperty's
+// outcome. The scenario and the expression must outlive it.
+class CompiledExpr {
+ public:
+  CompiledExpr(const Scenario& s, const Expr& e);
+  PropertyOutcome Evaluate(const ExecutionResult& r) const;
+
+  enum class Op : uint8_t { kUnknown, kAnd, kOr, kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kLe, kGt, kGe, kNeg, kNot };
+
+ private:
+  struct Node {
+    const Expr* src = nullptr;     // names and operator text for error messages
+    Expr::Kind kind = Expr::Kind::kConst;
+    Op op = Op::kUnknown;
+    bool malformed = false;        // fewer operands than its kind needs
+    int64_t value = 0;
+    int sym = -1;                  // kSymbol/kIndex/kSum: Program::symbols index; -1 if unknown
+    int thread = -1;               // kRet; -1 if unknown
+    uint32_t a = 0, b = 0;         // operand nodes
+  };
+  uint32_t Compile(const Expr& e);
+  int64_t Eval(uint32_t node, const ExecutionResult& r, std::string& error) const;
+  int64_t Element(const Symbol& sym, int64_t cpu, int64_t index, const ExecutionResult& r, std::string& error) const;
+  const Scenario* s_;
+  std::vector<Node> nodes_;  // nodes_[0] is the root
+};
 
 }  // namespace rseqmc
 

@@ -72,7 +72,7 @@ void AssertSameExecution(const Scenario& s, const ExecutionResult& a, const Exec
   RC_ASSERT(a.verdict == b.verdict);
   RC_ASSERT(a.message == b.message);
   RC_ASSERT(a.steps == b.steps);
-  RC_ASSERT(a.trace_hash == b.trace_hash);
+  RC_ASSERT(a.TraceHash() == b.TraceHash());
   RC_ASSERT(a.memory == b.memory);
   RC_ASSERT(a.schedule == b.schedule);
   RC_ASSERT(a.threads.size() == b.threads.size());
@@ -147,7 +147,7 @@ TEST(PropertiesTest, TokenReplaysTheSameExecution) {
     // Without a trace the execution is the same too.
     Simulator quiet(s);
     const ExecutionResult untraced = quiet.Run(replay);
-    RC_ASSERT(untraced.trace_hash == first.trace_hash);
+    RC_ASSERT(untraced.TraceHash() == first.TraceHash());
     RC_ASSERT(untraced.memory == first.memory);
     RC_ASSERT(untraced.trace.empty());
   });
@@ -295,7 +295,7 @@ TEST(PropertiesTest, TokenReplaysInAFreshProcess) {
     Simulator built(g.scenario);
     const Schedule decoded = DecodeSchedule(g.scenario, token);  // ReplayScheduler keeps a reference
     ReplayScheduler replay(decoded);
-    RC_ASSERT(built.Run(replay).trace_hash == r.trace_hash);
+    RC_ASSERT(built.Run(replay).TraceHash() == r.TraceHash());
 
     int status = 0;
     const std::string out =

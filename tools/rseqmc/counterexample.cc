@@ -59,9 +59,9 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
     cx.deterministic = false;
     cx.determinism_problem = "the failing schedule replayed to verdict " + std::string(VerdictName(again.verdict)) +
                              ", not " + VerdictName(replay_verdict);
-  } else if (!livelock && again.trace_hash != failure.trace_hash) {
+  } else if (!livelock && again.TraceHash() != failure.trace_hash) {
     cx.deterministic = false;
-    cx.determinism_problem = "the failing schedule replayed to trace hash " + Hex(again.trace_hash) +
+    cx.determinism_problem = "the failing schedule replayed to trace hash " + Hex(again.TraceHash()) +
                              ", not the explored execution's " + Hex(failure.trace_hash);
   }
 
@@ -74,10 +74,10 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
     cx.determinism_problem = "the minimised schedule replayed to verdict " + std::string(VerdictName(cx.run.verdict)) +
                              " (traced) and " + VerdictName(untraced.verdict) + " (untraced), not " +
                              VerdictName(replay_verdict);
-  } else if (cx.deterministic && cx.run.trace_hash != untraced.trace_hash) {
+  } else if (cx.deterministic && cx.run.TraceHash() != untraced.TraceHash()) {
     cx.deterministic = false;
-    cx.determinism_problem = "the minimised schedule replayed to trace hashes " + Hex(cx.run.trace_hash) +
-                             " (traced) and " + Hex(untraced.trace_hash) + " (untraced)";
+    cx.determinism_problem = "the minimised schedule replayed to trace hashes " + Hex(cx.run.TraceHash()) +
+                             " (traced) and " + Hex(untraced.TraceHash()) + " (untraced)";
   }
   return cx;
 }
