@@ -304,6 +304,56 @@ void RandomScheduler::Reseed(uint64_t seed) {
 void RandomScheduler::BeginExecution(const Machine&) { defaults_ahead = SampleQuiet(); }
 
 
+// An injected event at a deviation (the rarer kind, kept out of Choose's
+// path for CPU switches): false if the drawn kind has no possible target
+// (a migration with no other allowed CPU, a signal with no handler), and the
+// deviation becomes a switch.
+bool RandomScheduler::ChooseEvent(const Machine& m, Decision& out) {
+  const int ncpu = m.num_cpus();
+  // Which CPU: uniformly among those running a thread.
+  std::array<int8_t, kMaxCpus> running;
+  int n = 0;
+  for (int c = 0; c < ncpu; ++c) {
+    if (m.cpu(c).running >= 0) running[n++] = static_cast<int8_t>(c);
+  }
+  const int cpu = running[Below(n)];
+  const double total = options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi;
+  double x = NextUnit() * total;
+  if ((x -= options_.p_preempt) < 0) {
+    const int q = static_cast<int>(m.cpu(cpu).queue.size());
+    const uint64_t pick = Below(static_cast<uint64_t>(q) + 1);
+    out = Decision::Preempt(cpu, pick == 0 ? -1 : m.cpu(cpu).queue[pick - 1]);
+    return true;
+  }
+  if ((x -= options_.p_migrate) < 0) {
+    const uint64_t aff = m.thread(m.cpu(cpu).running).affinity & ~(1ull << cpu);
+    if (aff != 0) {
+      int k = static_cast<int>(Below(static_cast<uint64_t>(std::popcount(aff))));
+      uint64_t a = aff;
+      while (k-- > 0) a &= a - 1;
+      out = Decision::Migrate(cpu, std::countr_zero(a));
+      return true;
+    }
+  } else if ((x -= options_.p_signal) < 0) {
+    const auto& sigs = m.scenario().signals;
+    int handled = 0;
+    for (const SignalSpec& s : sigs) handled += s.handler >= 0;
+    if (handled > 0) {
+      int k = static_cast<int>(Below(static_cast<uint64_t>(handled)));
+      for (const SignalSpec& s : sigs) {
+        if (s.handler >= 0 && k-- == 0) {
+          out = Decision::Signal(cpu, s.signo);
+          return true;
+        }
+      }
+    }
+  } else {
+    out = Decision::Ipi(cpu);
+    return true;
+  }
+  return false;
+}
+
 Decision RandomScheduler::Choose(const ChoiceView& view) {
   // Reads the machine directly (inline accessors): this runs at every boundary.
   const Machine& m = view.machine();
@@ -317,55 +367,26 @@ Decision RandomScheduler::Choose(const ChoiceView& view) {
   // A deviation. Draw the length of the next quiet run first.
   defaults_ahead = SampleQuiet();
   const uint64_t r = Next();
+  // Which deviation: an event with probability p_event / p_any, else a switch.
+  Decision event;
+  if (static_cast<uint32_t>(r) < t_event_ && m.total_events() < options_.max_events && ChooseEvent(m, event)) {
+    return event;
+  }
   const int ncpu = m.num_cpus();
   const int cur = m.default_cpu();
-  // Which deviation: an event with probability p_event / p_any, else a switch.
-  if (static_cast<uint32_t>(r) < t_event_ && m.total_events() < options_.max_events) {
-    // Which CPU: uniformly among those running a thread.
-    std::array<int8_t, kMaxCpus> running;
-    int n = 0;
-    for (int c = 0; c < ncpu; ++c) {
-      if (m.cpu(c).running >= 0) running[n++] = static_cast<int8_t>(c);
-    }
-    const int cpu = running[Below(n)];
-    const double total = options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi;
-    double x = NextUnit() * total;
-    if ((x -= options_.p_preempt) < 0) {
-      const int q = static_cast<int>(m.cpu(cpu).queue.size());
-      const uint64_t pick = Below(static_cast<uint64_t>(q) + 1);
-      return Decision::Preempt(cpu, pick == 0 ? -1 : m.cpu(cpu).queue[pick - 1]);
-    }
-    if ((x -= options_.p_migrate) < 0) {
-      const uint64_t aff = m.thread(m.cpu(cpu).running).affinity & ~(1ull << cpu);
-      if (aff != 0) {
-        int k = static_cast<int>(Below(static_cast<uint64_t>(std::popcount(aff))));
-        uint64_t a = aff;
-        while (k-- > 0) a &= a - 1;
-        return Decision::Migrate(cpu, std::countr_zero(a));
-      }
-    } else if ((x -= options_.p_signal) < 0) {
-      const auto& sigs = m.scenario().signals;
-      int handled = 0;
-      for (const SignalSpec& s : sigs) handled += s.handler >= 0;
-      if (handled > 0) {
-        int k = static_cast<int>(Below(static_cast<uint64_t>(handled)));
-        for (const SignalSpec& s : sigs) {
-          if (s.handler >= 0 && k-- == 0) return Decision::Signal(cpu, s.signo);
-        }
-      }
-    } else {
-      return Decision::Ipi(cpu);
-    }
+  // Another CPU with a thread, uniformly. The mask is built without branches:
+  // which CPU is current changes at random, and a branch on it mispredicts.
+  // (Counted in the loop: std::popcount is a library call on baseline x86-64.)
+  uint64_t others = 0;
+  int n = 0;
+  for (int c = 0; c < ncpu; ++c) {
+    const bool other = (m.cpu(c).running >= 0) & (c != cur);
+    others |= static_cast<uint64_t>(other) << c;
+    n += other;
   }
-  if (ncpu > 1) {
-    int n = 0;
-    std::array<int8_t, kMaxCpus> others;
-    for (int c = 0; c < ncpu; ++c) {
-      if (c != cur && m.cpu(c).running >= 0) others[n++] = static_cast<int8_t>(c);
-    }
-    if (n > 0) return Decision::Step(others[Below(n)]);
-  }
-  return Decision::Step(cur);
+  if (n == 0) return Decision::Step(cur);
+  for (uint64_t k = Below(static_cast<uint64_t>(n)); k > 0; --k) others &= others - 1;
+  return Decision::Step(std::countr_zero(others));
 }
 
 }  // namespace rseqmc

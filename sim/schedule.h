@@ -97,6 +97,7 @@ class RandomScheduler : public Scheduler {
   double NextUnit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
   uint64_t Below(uint64_t n) { return n <= 1 ? 0 : Next() % n; }
   [[gnu::always_inline]] inline uint64_t SampleQuiet();
+  [[gnu::noinline]] bool ChooseEvent(const Machine& m, Decision& out);
   uint64_t seed_;
   uint64_t s_[4];
   RandomOptions options_;
@@ -131,8 +132,6 @@ inline uint64_t RandomScheduler::Next() {
 // p = p_event + p_switch (equivalent to rolling at every boundary, since the
 // per-boundary roll is memoryless, but one random number per deviation).
 inline uint64_t RandomScheduler::SampleQuiet() {
-  if (p_any_ <= 0) return ~0ull;
-  if (p_any_ >= 1) return 0;
   if (!quiet_t_.empty()) {
     // Frequent deviations: the inverse of the geometric distribution's CDF by
     // table (one draw, integer compares only; a draw whose bucket holds a
@@ -144,6 +143,8 @@ inline uint64_t RandomScheduler::SampleQuiet() {
     while (q < hi && x >= quiet_t_[q]) ++q;
     return q;
   }
+  if (p_any_ <= 0) return ~0ull;
+  if (p_any_ >= 1) return 0;
   const double u = 1.0 - NextUnit();  // (0, 1]
   const double q = std::floor(std::log(u) / log1m_p_);
   return q >= 1e18 ? ~0ull : static_cast<uint64_t>(q);
