@@ -469,7 +469,8 @@ void Machine::RunDirect() {
     if (t < 0) return;
     for (;;) {
       // Here the boundary before t's next instruction has been taken.
-      if (plain) {
+      // (Without a promised default, e.g. under exhaustive search, Step alone.)
+      if (plain && sched_->defaults_ahead > 0) {
         Scheduler& s = *sched_;
         const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, opt_.max_steps - steps_ - 1));
         if (n > 0) {
