@@ -110,6 +110,23 @@ class AtPcScheduler : public Scheduler {
   size_t next_ = 0;
 };
 
+// The default execution of `s` (no injected event): simulated, and forced on
+// the kernel with a JIT made with `jo`.
+struct DefaultRun {
+  ExecutionResult sim;
+  Plan plan;
+  RealResult real;
+};
+DefaultRun RunDefault(const Scenario& s, const JitOptions& jo = {}) {
+  DefaultRun out;
+  Simulator sim(s);
+  ReplayScheduler base(Schedule{});
+  out.sim = SimulateForPlan(sim, base, &out.plan);
+  JitProgram jit(s, jo);
+  out.real = RunPlan(jit, out.plan);
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 
 // DESIGN.md §2: in every IR instruction's body, at most one x86 instruction
@@ -475,6 +492,63 @@ TEST(CrosscheckCli, BadUsageExitsTwo) {
   EXPECT_EQ(testing::RunCli({"crosscheck", "--mode", "sideways"}).code, 2);
   EXPECT_EQ(testing::RunCli({"crosscheck", "--samples", "-3"}).code, 2);
   EXPECT_EQ(testing::RunCli({"crosscheck", "no/such/scenario"}).code, 2);
+}
+
+// ---- more observations than the old 64-slot record ----
+
+const char* kManyObserves = R"(scenario many_observes
+cpus 1
+const N = 200
+var x: u64 = 0
+func main
+  li r8, 0
+loop:
+  beq r8, N, done
+  observe v, r8
+  add r8, r8, 1
+  jmp loop
+done:
+  li r0, 0
+  ret
+end
+thread t entry main cpu 0
+expect pass
+)";
+
+TEST(Crosscheck, MoreThanSixtyFourObservationsAgree) {
+  Scenario s = ParseScenario(kManyObserves, "many_observes.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 5;
+  o.max_single_events = 30;
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.skipped, "");
+  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary);
+  EXPECT_GE(r.agreements, 30u);
+  // The kernel run stores all 200, in order.
+  const RealResult real = RunDefault(s).real;
+  ASSERT_TRUE(real.completed) << real.harness_error;
+  ASSERT_EQ(real.threads[0].observed.size(), 200u);
+  EXPECT_EQ(real.threads[0].observed[199].second, 199);
+}
+
+// Past the harness's capacity the run is a harness limit, with the stored
+// prefix kept, not a difference in observations.
+TEST(Crosscheck, ObservationsPastTheCapacityAreAHarnessLimit) {
+  Scenario s = ParseScenario(kManyObserves, "many_observes.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  JitOptions jo;
+  jo.observation_slots = 8;
+  const DefaultRun run = RunDefault(s, jo);
+  const ExecutionResult& r = run.sim;
+  const Plan& plan = run.plan;
+  const RealResult& real = run.real;
+  EXPECT_FALSE(real.completed);
+  EXPECT_NE(real.harness_error.find("harness limit: t made 200 observations, more than the 8"), std::string::npos)
+      << real.harness_error;
+  ASSERT_EQ(real.threads[0].observed.size(), 8u);
+  EXPECT_EQ(real.threads[0].observed[7].second, 7);
+  EXPECT_EQ(CompareRuns(s, r, plan, real).rfind("harness: harness limit", 0), 0u) << CompareRuns(s, r, plan, real);
 }
 
 }  // namespace

@@ -83,10 +83,13 @@ inline void InstallScenarioSignals(const Scenario& s, void (*handler)(int, sigin
 }
 
 // Copies what the child left in `jit`'s shared records into `res`: final
-// memory, each thread's outcome (observations beyond kMaxObservations are
-// dropped; pcs = its IR trace, empty without JitOptions::ir_trace) and, when a
-// thread's assert failed, verdict kAssertFailed with "assert failed in
-// <thread> at <instruction>: <text>" (the last such thread's).
+// memory, each thread's outcome (pcs = its IR trace, empty without
+// JitOptions::ir_trace) and, when a thread's assert failed, verdict
+// kAssertFailed with "assert failed in <thread> at <instruction>: <text>" (the
+// last such thread's). A thread that made more observations than its slots
+// (JitOptions::observation_slots) has only the stored ones copied, and
+// res.harness_error (if still empty) says so: the run hit a harness limit and
+// its observations cannot be compared.
 inline void CollectRecords(const JitProgram& jit, RealResult& res) {
   const Scenario& s = jit.scenario();
   const int n = static_cast<int>(s.threads.size());
@@ -99,8 +102,15 @@ inline void CollectRecords(const JitProgram& jit, RealResult& res) {
     rt.ret = rec->ret;
     rt.aborts = rec->aborts;
     rt.final_cpu = rec->final_cpu;
-    for (uint32_t k = 0; k < std::min<uint32_t>(rec->num_observed, kMaxObservations); ++k) {
-      rt.observed.emplace_back(rec->observed[k].id, rec->observed[k].value);
+    const auto* slots = reinterpret_cast<const ObservationSlot*>(rec->obs_begin);
+    for (uint32_t k = 0; k < std::min(rec->num_observed, rec->obs_capacity); ++k) {
+      rt.observed.emplace_back(slots[k].id, slots[k].value);
+    }
+    if (rec->num_observed > rec->obs_capacity && res.harness_error.empty()) {
+      res.harness_error = "harness limit: " + s.threads[t].name + " made " + std::to_string(rec->num_observed) +
+                          " observations, more than the " + std::to_string(rec->obs_capacity) +
+                          " the harness stores per thread (not a disagreement; observe less, e.g. -D a smaller "
+                          "loop bound)";
     }
     rt.pcs = jit.IrTrace(t);
     if (rec->assert_failed) {

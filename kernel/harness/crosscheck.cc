@@ -188,8 +188,12 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   ro.kernel = o.kernel;
   ro.fault = o.fault;
   Simulator sim(s, ro);
-  // The kernel-side IR trace holds every instruction the simulator may run.
-  JitProgram jit(s, JitOptions{}, static_cast<uint32_t>(std::min<uint64_t>(ro.max_steps + 64, 1u << 24)));
+  // The kernel-side IR trace holds every instruction the simulator may run,
+  // and so many observations (each is one instruction) fit too.
+  const auto slots = static_cast<uint32_t>(std::min<uint64_t>(ro.max_steps + 64, 1u << 24));
+  JitOptions jo;
+  jo.observation_slots = std::max(jo.observation_slots, slots);
+  JitProgram jit(s, jo, slots);
   TracerOptions to;
   to.timeout_s = o.run_timeout_s;
   const auto t0 = Clock::now();

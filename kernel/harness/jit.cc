@@ -46,7 +46,8 @@ constexpr int kRecOffTid = offsetof(ThreadRecord, tid);
 constexpr int kRecOffAssertFailed = offsetof(ThreadRecord, assert_failed);
 constexpr int kRecOffAssertPc = offsetof(ThreadRecord, assert_pc);
 constexpr int kRecOffNumObserved = offsetof(ThreadRecord, num_observed);
-constexpr int kRecOffObserved = offsetof(ThreadRecord, observed);
+constexpr int kRecOffObsCapacity = offsetof(ThreadRecord, obs_capacity);
+constexpr int kRecOffObsBegin = offsetof(ThreadRecord, obs_begin);
 constexpr int kRecOffTracePos = offsetof(ThreadRecord, trace_pos);
 constexpr int kRecOffTraceEnd = offsetof(ThreadRecord, trace_end);
 
@@ -105,7 +106,8 @@ JitProgram::JitProgram(const Scenario& s, JitOptions opts, uint32_t trace_slots)
     // Shared records.
     const size_t nthreads = s.threads.size();
     shared_bytes_ = PageUp(sizeof(SharedArea) + 64 + nthreads * sizeof(ThreadRecord) +
-                           nthreads * static_cast<size_t>(trace_slots_) * 4);
+                           nthreads * static_cast<size_t>(trace_slots_) * 4 +
+                           nthreads * static_cast<size_t>(opts_.observation_slots) * sizeof(ObservationSlot));
     void* sh = mmap(nullptr, shared_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) throw HarnessError(std::string("mmap of the shared records failed: ") + std::strerror(errno));
     shared_ = static_cast<SharedArea*>(sh);
@@ -139,14 +141,20 @@ JitProgram::~JitProgram() {
 void JitProgram::ResetState() {
   if (data_used_ > 0) std::memcpy(data_, data_init_.data(), data_used_);
   std::memset(static_cast<char*>(data_) + data_used_, 0, data_bytes_ - data_used_);
-  std::memset(static_cast<void*>(shared_), 0, shared_bytes_);
   const size_t nthreads = s_.threads.size();
   char* base = reinterpret_cast<char*>(shared_) + (sizeof(SharedArea) + 63) / 64 * 64;
+  // Header and records only: the buffers are read up to their positions.
+  std::memset(static_cast<void*>(shared_), 0, static_cast<size_t>(base - reinterpret_cast<char*>(shared_)) +
+                                                  nthreads * sizeof(ThreadRecord));
   shared_->threads = reinterpret_cast<ThreadRecord*>(base);
   char* traces = base + nthreads * sizeof(ThreadRecord);
+  char* observations = traces + nthreads * static_cast<size_t>(trace_slots_) * 4;
   for (size_t t = 0; t < nthreads; ++t) {
     ThreadRecord& r = shared_->threads[t];
     r.final_cpu = -1;
+    r.obs_capacity = opts_.observation_slots;
+    r.obs_begin = reinterpret_cast<uint64_t>(observations + t * static_cast<size_t>(opts_.observation_slots) *
+                                                                  sizeof(ObservationSlot));
     r.trace_begin = reinterpret_cast<uint64_t>(traces + t * static_cast<size_t>(trace_slots_) * 4);
     r.trace_pos = r.trace_begin;
     r.trace_end = r.trace_begin + static_cast<uint64_t>(trace_slots_) * 4;
@@ -506,16 +514,17 @@ void JitProgram::Compile() {
         break;
       }
       case Op::kObserve: {
+        static_assert(sizeof(ObservationSlot) == 16 && offsetof(ObservationSlot, value) == 8);
         Xbyak::Label full;
         g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
-        g.mov(g.ecx, g.dword[g.rax + kRecOffNumObserved]);
-        g.cmp(g.ecx, kMaxObservations);
+        g.mov(g.ecx, g.dword[g.rax + kRecOffNumObserved]);  // zero-extends into rcx
+        g.cmp(g.ecx, g.dword[g.rax + kRecOffObsCapacity]);
         g.jae(full, Xbyak::CodeGenerator::T_SHORT);
         g.shl(g.rcx, 4);
-        g.lea(g.rdx, g.ptr[g.rax + g.rcx + kRecOffObserved]);
-        g.mov(g.dword[g.rdx], in.target);
+        g.add(g.rcx, g.qword[g.rax + kRecOffObsBegin]);
+        g.mov(g.dword[g.rcx], in.target);
         g.mov(g.r8, R(in.rs));
-        g.mov(g.qword[g.rdx + 8], g.r8);
+        g.mov(g.qword[g.rcx + 8], g.r8);
         g.L(full);
         g.inc(g.dword[g.rax + kRecOffNumObserved]);
         break;

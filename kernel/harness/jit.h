@@ -58,7 +58,16 @@
 
 namespace rseqmc::harness {
 
-inline constexpr int kMaxObservations = 64;  // per thread; more are counted, not stored
+// Observations stored per thread by default (JitOptions::observation_slots);
+// more are counted, not stored, and the run is reported as a harness limit.
+inline constexpr uint32_t kDefaultObservationSlots = 1u << 16;
+
+// One stored observation: the `observe` label's string id and the value.
+struct ObservationSlot {
+  uint32_t id;
+  uint32_t pad;
+  int64_t value;
+};
 
 // Per-thread results, in memory shared between tracee and tracer.
 struct ThreadRecord {
@@ -69,12 +78,9 @@ struct ThreadRecord {
   int32_t tid = 0;             // kernel thread id (for tgkill and the tracer)
   uint32_t assert_failed = 0;  // 1: an assert failed at assert_pc
   uint32_t assert_pc = 0;
-  uint32_t num_observed = 0;   // observations made (may exceed kMaxObservations)
-  struct Obs {
-    uint32_t id;
-    uint32_t pad;
-    int64_t value;
-  } observed[kMaxObservations];
+  uint32_t num_observed = 0;   // observations made (may exceed obs_capacity; only that many are stored)
+  uint32_t obs_capacity = 0;   // ObservationSlots at obs_begin
+  uint64_t obs_begin = 0;      // address of this thread's observation slots (in the shared area)
   uint64_t trace_pos = 0;      // address of the next IR trace slot (u32 each)
   uint64_t trace_end = 0;      // one past the last slot
   uint64_t trace_begin = 0;
@@ -97,10 +103,14 @@ struct JitOptions {
   // wakeup (each ptrace resume is one), which the simulator never does. Off
   // in stress mode, where the real masks are the point.
   bool pin_affinity = true;
+  // Observations stored per thread (16 bytes each, in the shared area; pages
+  // are only touched when used). A thread that makes more has the surplus
+  // counted in ThreadRecord::num_observed but not stored.
+  uint32_t observation_slots = kDefaultObservationSlots;
 };
 
 // Where the JIT'd process keeps results: one ThreadRecord per scenario thread,
-// the tid table, and each thread's IR trace buffer.
+// the tid table, each thread's IR trace buffer and observation slots.
 struct SharedArea {
   int32_t tgid = 0;
   int32_t ipi_request = 0;     // helper thread: 1 = run membarrier(RSEQ) on ipi_cpu
@@ -125,7 +135,8 @@ class JitProgram {
   const JitOptions& options() const { return opts_; }
 
   // Resets data memory to the scenario's initial values and clears the
-  // shared records (trace buffers included).
+  // shared records; the IR trace and observation buffers are emptied (their
+  // positions reset), not zeroed.
   void ResetState();
 
   // Runs IR function `func` on the calling thread with context `ctx` (whose

@@ -730,6 +730,7 @@ class Session {
       res_.message = "the tracee was killed by " + SignalName(term_signal);
       if (!wd_->fired()) res_.completed = res_.harness_error.empty();
     }
+    if (!res_.harness_error.empty()) res_.completed = false;  // e.g. a harness limit CollectRecords found
   }
 
   void Teardown() {
