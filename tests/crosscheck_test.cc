@@ -7,15 +7,24 @@
 // orphan process left after a timeout, a crash of the tracee or Ctrl-C.
 // Skipped (with the reason) where the harness cannot run.
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <Zydis/Zydis.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <thread>
 #include <map>
 #include <sstream>
@@ -110,6 +119,24 @@ class AtPcScheduler : public Scheduler {
   size_t next_ = 0;
 };
 
+// Installs, in the calling process, a seccomp filter that makes syscall `nr`
+// fail with `err` (every other syscall allowed; syscalls of another
+// architecture than x86-64 allowed too). Async-signal-safe (used after
+// fork). Returns false if the filter could not be installed.
+bool DenySyscall(int nr, int err) {
+  sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (static_cast<uint32_t>(err) & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+  return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
+}
+
 // The default execution of `s` (no injected event): simulated, and forced on
 // the kernel with a JIT made with `jo`.
 struct DefaultRun {
@@ -125,6 +152,84 @@ DefaultRun RunDefault(const Scenario& s, const JitOptions& jo = {}) {
   JitProgram jit(s, jo);
   out.real = RunPlan(jit, out.plan);
   return out;
+}
+
+// Runs `body` in a forked child that first installs DenySyscall(nr, err) and
+// returns what it returned ("filter failed" if the filter could not be
+// installed, "child failed" if the child did not exit 0).
+std::string InFilteredChild(int nr, int err, const std::function<std::string()>& body) {
+  int out[2];
+  if (pipe(out) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(out[0]);
+    const std::string got = DenySyscall(nr, err) ? body() : "filter failed";
+    _exit(write(out[1], got.data(), got.size()) == static_cast<ssize_t>(got.size()) ? 0 : 2);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    return "fork failed";
+  }
+  std::string got;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? got : "child failed: " + got;
+}
+
+// Runs the rseqmc binary with `args` in a forked child that first installs
+// DenySyscall(nr, err); `env` entries ("NAME=VALUE") are added to the
+// environment. stdout and stderr are collected together in `out`. Exit code
+// 99 = the filter could not be installed, 98 = exec failed.
+testing::CliResult RunCliDenying(int nr, int err, const std::vector<std::string>& args,
+                                 const std::vector<std::string>& env = {}) {
+  testing::CliResult res;
+  // Everything the child needs is built before fork (only async-signal-safe
+  // calls after it).
+  std::vector<std::string> argv_s = {RSEQMC_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
+  env_s.insert(env_s.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe failed";
+    return res;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    if (!DenySyscall(nr, err)) _exit(99);
+    execve(RSEQMC_BINARY, argv.data(), envp.data());
+    _exit(98);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    ADD_FAILURE() << "fork failed";
+    return res;
+  }
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof buf)) > 0) res.out.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  res.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return res;
 }
 
 // ---------------------------------------------------------------------------
@@ -494,6 +599,104 @@ TEST(CrosscheckCli, BadUsageExitsTwo) {
   EXPECT_EQ(testing::RunCli({"crosscheck", "no/such/scenario"}).code, 2);
 }
 
+// ---- ptrace or rseq unavailable: exit 77 with the reason, not disagreements ----
+
+// ptrace denied by a seccomp filter (as in a container): the probe sees it, so
+// deterministic and outcomes modes are skipped with the reason and exit 77;
+// stress mode needs no ptrace and still runs.
+TEST(CrosscheckCli, PtraceDeniedBySeccompExitsSeventySeven) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  for (const char* mode : {"deterministic", "outcomes"}) {
+    const std::vector<std::string> args = {"crosscheck", "percpu_counter", "--mode", mode, "--samples", "5"};
+    testing::CliResult res = RunCliDenying(__NR_ptrace, EPERM, args);
+    EXPECT_EQ(res.code, 77) << mode << "\n" << res.out;
+    EXPECT_NE(res.out.find("skipped: ptrace is not permitted here: PTRACE_TRACEME failed with EPERM"),
+              std::string::npos)
+        << res.out;
+    EXPECT_NE(res.out.find("--mode stress does not"), std::string::npos) << res.out;
+    EXPECT_EQ(res.out.find("disagreement:"), std::string::npos) << res.out;
+  }
+  testing::CliResult stress = RunCliDenying(
+      __NR_ptrace, EPERM, {"crosscheck", "percpu_counter", "--mode", "stress", "--ops", "1000", "--storm-interval", "0"});
+  EXPECT_EQ(stress.code, 0) << stress.out;
+  EXPECT_NE(stress.out.find("pass (as expected)"), std::string::npos) << stress.out;
+}
+
+// rseq missing (ENOSYS, and glibc told not to register): exit 77 with the
+// reason, in every mode.
+TEST(CrosscheckCli, RseqUnavailableExitsSeventySeven) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  for (const char* mode : {"deterministic", "stress"}) {
+    testing::CliResult res = RunCliDenying(__NR_rseq, ENOSYS, {"crosscheck", "percpu_counter", "--mode", mode},
+                                           {"GLIBC_TUNABLES=glibc.pthread.rseq=0"});
+    EXPECT_EQ(res.code, 77) << mode << "\n" << res.out;
+    EXPECT_NE(res.out.find("skipped: rseq registration failed: Function not implemented"), std::string::npos)
+        << res.out;
+  }
+}
+
+// The probe itself: "" here, the errno under a filter, and no process left
+// behind either way (its child is killed and reaped).
+TEST(Crosscheck, PtraceProbeSeesASeccompFilterAndLeavesNoProcess) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  EXPECT_EQ(PtraceUnavailableReason(), "");
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+  // The filter applies to the forked child and its probe child.
+  const std::string got = InFilteredChild(__NR_ptrace, EPERM, [] {
+    return PtraceUnavailableReason() + (OurChildren().empty() ? "|clean" : "|left behind");
+  });
+  EXPECT_NE(got.find("PTRACE_TRACEME failed with EPERM"), std::string::npos) << got;
+  EXPECT_NE(got.find("|clean"), std::string::npos) << got;
+}
+
+// A tracee whose PTRACE_TRACEME fails (the probe passed, the run's did not)
+// gives a run marked unavailable, not a result.
+TEST(Crosscheck, TracemeFailureInTheTraceeIsUnavailableNotAResult) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  const std::string got = InFilteredChild(__NR_ptrace, EPERM, [&s] {
+    const RealResult r = RunDefault(s).real;
+    return "completed=" + std::to_string(r.completed) + " unavailable=" + r.unavailable +
+           (OurChildren().empty() ? "|clean" : "|left behind");
+  });
+  EXPECT_EQ(got, "completed=0 unavailable=PTRACE_TRACEME failed in the tracee (ptrace not permitted)|clean");
+}
+
+// ---- harness errors are not disagreements ----
+
+// Runs the harness kills at a 1 us timeout say nothing about the model: they
+// are counted as harness errors (exit 4 when nothing disagrees), never as
+// disagreements, and are not in `compared`.
+TEST(Crosscheck, TimeoutIsAHarnessErrorNotADisagreement) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 0;
+  o.max_single_events = 20;
+  o.run_timeout_s = 1e-6;
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.skipped, "");
+  EXPECT_EQ(r.disagreements, 0u);
+  EXPECT_GE(r.harness_errors, 1u);
+  EXPECT_EQ(r.compared + r.harness_errors, 21u);  // the default execution + 20 sampled single events
+  ASSERT_FALSE(r.harness_error_details.empty());
+  EXPECT_NE(r.harness_error_details[0].summary.find("timed out") + r.harness_error_details[0].summary.find("tracee"),
+            2 * std::string::npos)
+      << r.harness_error_details[0].summary;
+  EXPECT_NE(FormatReportLine(r).find("harness errors " + std::to_string(r.harness_errors)), std::string::npos)
+      << FormatReportLine(r);
+  EXPECT_NE(FormatReportJson(r).find("\"harness_errors\":" + std::to_string(r.harness_errors)), std::string::npos);
+
+  testing::CliResult res = testing::RunCli(
+      {"crosscheck", "percpu_counter", "--samples", "0", "--max-single-events", "20", "--timeout", "0.000001", "--json"});
+  EXPECT_EQ(res.code, 4) << res.out << res.err;
+  EXPECT_NE(res.out.find("\"disagreements\":0"), std::string::npos) << res.out;
+  EXPECT_EQ(res.out.find("\"harness_errors\":0,"), std::string::npos) << res.out;
+}
+
 // ---- more observations than the old 64-slot record ----
 
 const char* kManyObserves = R"(scenario many_observes
@@ -524,6 +727,7 @@ TEST(Crosscheck, MoreThanSixtyFourObservationsAgree) {
   const CrosscheckReport r = Crosscheck(s, o);
   EXPECT_EQ(r.skipped, "");
   EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary);
+  EXPECT_EQ(r.harness_errors, 0u);
   EXPECT_GE(r.agreements, 30u);
   // The kernel run stores all 200, in order.
   const RealResult real = RunDefault(s).real;

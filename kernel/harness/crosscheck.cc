@@ -180,6 +180,30 @@ void StampEnvironment(const Scenario& s, const CrosscheckOptions& o, CrosscheckR
 
 bool Stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
 
+// Interrupted, or the harness found it cannot run here (rep.skipped set).
+bool Halted(const std::atomic<bool>* stop, const CrosscheckReport& rep) {
+  return Stopped(stop) || !rep.skipped.empty();
+}
+
+// A run the harness could not complete (timeout, ptrace failure, a harness
+// limit) is no evidence about the model: it counts in harness_errors, never
+// as an agreement or a disagreement. A tracee that could not be traced at
+// all means this machine cannot run the harness: rep.skipped says why, and
+// the caller stops. Returns true when `real` is no result.
+bool NoteHarnessTrouble(const RealResult& real, const std::string& token, CrosscheckReport& rep) {
+  if (!real.unavailable.empty()) {
+    rep.skipped = real.unavailable + "; deterministic and outcomes modes need ptrace, --mode stress does not";
+    return true;
+  }
+  if (real.completed) return false;
+  ++rep.harness_errors;
+  if (rep.harness_error_details.size() < 5) {
+    rep.harness_error_details.push_back(
+        {token, real.harness_error.empty() ? std::string("incomplete run") : real.harness_error, ""});
+  }
+  return true;
+}
+
 // ---- deterministic ----
 
 void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop,
@@ -211,6 +235,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     RealResult real = RunPlan(jit, plan, to);
     if (Stopped(stop)) return;  // interrupted: the kernel run was killed, it is no result
     ++real_runs;
+    if (NoteHarnessTrouble(real, EncodeSchedule(s, r.schedule), rep)) return;
     ++rep.compared;
     std::string diff = CompareRuns(s, r, plan, real);
     if (diff.empty()) {
@@ -226,6 +251,10 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
       return;
     }
     ++real_runs;
+    if (NoteHarnessTrouble(again, EncodeSchedule(s, r.schedule), rep)) {
+      --rep.compared;  // the difference could not be confirmed or refuted
+      return;
+    }
     if (CompareRuns(s, r, plan, again).empty()) {
       ++rep.flaky;
       if (rep.flaky_details.size() < 5) rep.flaky_details.push_back(EncodeSchedule(s, r.schedule) + ": " + diff);
@@ -251,7 +280,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     ReplayScheduler base(Schedule{});
     compare_one(base);
   }
-  if (o.single_events && !Stopped(stop)) {
+  if (o.single_events && !Halted(stop, rep)) {
     ProbeScheduler probe(s);
     ExecutionResult tmp;
     sim.RunInto(probe, tmp);
@@ -268,7 +297,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     }
     rep.single_events_run = pick.size();
     for (size_t i : pick) {
-      if (Stopped(stop)) break;
+      if (Halted(stop, rep)) break;
       const auto& [b, d] = probe.candidates[i];
       InjectAtScheduler inj(b, d);
       compare_one(inj);
@@ -282,7 +311,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   ropt.p_signal = 0.02;
   ropt.p_ipi = 0.01;
   RandomScheduler rnd(o.seed, ropt);
-  for (uint64_t i = 0; i < o.samples && !Stopped(stop); ++i) compare_one(rnd);
+  for (uint64_t i = 0; i < o.samples && !Halted(stop, rep); ++i) compare_one(rnd);
   rep.interrupted = Stopped(stop);
   const double el = Since(t0);
   rep.runs_per_s = el > 0 ? static_cast<double>(real_runs) / el : 0;
@@ -323,7 +352,7 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
                                          [](const Instr& in) { return in.op == Op::kSchedSetaffinity; });
   const auto t0 = Clock::now();
   uint64_t runs = 0;
-  for (uint64_t i = 0; i < o.samples && !Stopped(stop); ++i) {
+  for (uint64_t i = 0; i < o.samples && !Halted(stop, rep); ++i) {
     std::vector<ThreadEvent> ev;
     const uint32_t k = static_cast<uint32_t>(rng() % (o.max_events + 1));
     for (uint32_t e = 0; e < k; ++e) {
@@ -368,12 +397,8 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
     RealResult real = RunConcurrent(jit, ev, to);
     if (Stopped(stop)) break;  // interrupted: the killed run is no result
     ++runs;
+    if (NoteHarnessTrouble(real, "", rep)) continue;
     ++rep.compared;
-    if (!real.completed) {
-      ++rep.disagreements;
-      if (rep.details.size() < 20) rep.details.push_back({"", "harness: " + real.harness_error, ""});
-      continue;
-    }
     Outcome out = OutcomeOf(s, AsExecutionResult(s, real));
     if (er.outcomes.count(out)) {
       ++rep.agreements;
@@ -491,8 +516,8 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
       return rep;
     }
   }
-  rep.skipped = HarnessUnavailableReason(s);
-  if (rep.skipped.empty() && s.FindSignal(5) != nullptr) {
+  rep.skipped = HarnessUnavailableReason(s, /*need_ptrace=*/o.mode != CrosscheckMode::kStress);
+  if (rep.skipped.empty() && o.mode != CrosscheckMode::kStress && s.FindSignal(5) != nullptr) {
     rep.skipped = "the scenario handles SIGTRAP, which the harness's own stops (int3) raise";
   }
   if (!rep.skipped.empty()) return rep;
@@ -527,11 +552,19 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
         rep.interrupted = true;
         break;
       }
+      if (!rep.stress.completed) {
+        // Timed out (or killed from outside): the run says nothing about
+        // the model, as in the other modes.
+        rep.harness_errors = 1;
+        rep.harness_error_details.push_back({"", "stress run incomplete: " + rep.stress.message, ""});
+        rep.runs_per_s = 0;
+        break;
+      }
       rep.compared = 1;
-      const bool as_expected = rep.stress.completed && rep.stress.verdict == s.expected;
+      const bool as_expected = rep.stress.verdict == s.expected;
       if (as_expected) {
         rep.agreements = 1;
-      } else if (rep.stress.completed && rep.stress.verdict == Verdict::kPass) {
+      } else if (rep.stress.verdict == Verdict::kPass) {
         // A planted bug the storms did not hit: not a disagreement with the
         // model (its counterexample is forced in deterministic mode), but said.
         rep.not_reproduced = true;
@@ -563,6 +596,11 @@ std::string FormatReportLine(const CrosscheckReport& r) {
       return o.str();
     }
     const StressReport& st = r.stress;
+    if (r.harness_errors) {
+      o << " harness error (not compared): " << (r.harness_error_details.empty() ? "" : r.harness_error_details[0].summary)
+        << ", " << Num(r.elapsed_s, 2) << " s";
+      return o.str();
+    }
     o << " " << VerdictName(st.verdict)
       << (r.disagreements     ? " (NOT as expected)"
           : r.not_reproduced ? (r.has_ops ? " (the planted bug did not show: try more --ops)"
@@ -576,6 +614,7 @@ std::string FormatReportLine(const CrosscheckReport& r) {
   }
   o << " compared " << r.compared << ", agree " << r.agreements << ", disagree " << r.disagreements;
   if (r.flaky) o << ", flaky " << r.flaky << " (differed once, agreed on re-run)";
+  if (r.harness_errors) o << ", harness errors " << r.harness_errors << " (runs not completed, not compared)";
   if (r.not_comparable) o << ", " << r.not_comparable << " not compared (simulator step limit)";
   if (r.single_events_total > r.single_events_run) {
     o << ", single events " << r.single_events_run << " of " << r.single_events_total << " (sampled)";
@@ -593,6 +632,7 @@ std::string FormatReportJson(const CrosscheckReport& r) {
     << ",\"kernel_release\":" << JsonQuote(r.kernel_release) << ",\"kernel_model\":" << JsonQuote(r.kernel_model)
     << ",\"rseq_size\":" << r.rseq_size << ",\"rseq_registration\":" << JsonQuote(r.rseq_registration) << ",\"compared\":" << r.compared << ",\"agreements\":" << r.agreements
     << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky
+    << ",\"harness_errors\":" << r.harness_errors
     << ",\"not_comparable\":" << r.not_comparable << ",\"single_events\":" << r.single_events_run
     << ",\"single_events_total\":" << r.single_events_total << ",\"coverage\":";
   if (r.coverage >= 0) {
@@ -613,12 +653,17 @@ std::string FormatReportJson(const CrosscheckReport& r) {
       << ",\"signals_sent\":" << st.signals_sent << ",\"affinity_changes\":" << st.affinity_changes
       << ",\"message\":" << JsonQuote(st.message) << "}";
   }
-  o << ",\"details\":[";
-  for (size_t i = 0; i < r.details.size(); ++i) {
-    if (i) o << ",";
-    o << "{\"token\":" << JsonQuote(r.details[i].token) << ",\"summary\":" << JsonQuote(r.details[i].summary) << "}";
-  }
-  o << "]}";
+  auto list = [&o](const char* key, const std::vector<Disagreement>& v) {
+    o << ",\"" << key << "\":[";
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) o << ",";
+      o << "{\"token\":" << JsonQuote(v[i].token) << ",\"summary\":" << JsonQuote(v[i].summary) << "}";
+    }
+    o << "]";
+  };
+  list("details", r.details);
+  list("harness_error_details", r.harness_error_details);
+  o << "}";
   return o.str();
 }
 

@@ -18,7 +18,12 @@
 // A disagreement seen once is re-run; one that does not reproduce counts as
 // `flaky` (a real preemption the tracer did not cause), neither as an
 // agreement nor as a disagreement. Executions the simulator ends at its step
-// limit are not compared (`not_comparable`).
+// limit are not compared (`not_comparable`). A kernel run the harness could
+// not complete (timeout, a ptrace or tracee failure, more observations than
+// the harness stores) is no evidence about the model: it counts in
+// `harness_errors`, not in `compared` nor `disagreements`. A tracee that
+// cannot be traced at all (PTRACE_TRACEME failed) ends the cross-check with
+// `skipped` set, as when ptrace is unavailable from the start.
 #ifndef RSEQMC_KERNEL_HARNESS_CROSSCHECK_H_
 #define RSEQMC_KERNEL_HARNESS_CROSSCHECK_H_
 
@@ -75,6 +80,8 @@ struct CrosscheckReport {
   uint64_t agreements = 0;
   uint64_t disagreements = 0;
   uint64_t flaky = 0;           // differed once, agreed when re-run (not counted as agreements)
+  uint64_t harness_errors = 0;  // kernel runs the harness could not complete (not compared)
+  std::vector<Disagreement> harness_error_details;  // the first few: token (if any) and why
   std::vector<std::string> flaky_details;  // "token: first difference" of some of them
   uint64_t not_comparable = 0;  // the simulator hit its step limit (livelock suspect): not run on the kernel
   uint64_t single_events_total = 0;  // deterministic: single-event schedules of the default execution
@@ -108,8 +115,9 @@ std::string KernelRelease();
 // One line per scenario: name, mode, compared, agreements, disagreements, coverage, time.
 std::string FormatReportLine(const CrosscheckReport& r);
 // One JSON object, one line (keys: scenario, mode, kernel_release, kernel_model,
-// rseq_size, compared, agreements, disagreements, flaky, coverage, elapsed_s,
-// runs_per_s, skipped, and for stress the stress figures, and the disagreements).
+// rseq_size, compared, agreements, disagreements, flaky, harness_errors,
+// coverage, elapsed_s, runs_per_s, skipped, and for stress the stress figures,
+// the disagreements (`details`) and `harness_error_details`).
 std::string FormatReportJson(const CrosscheckReport& r);
 
 }  // namespace rseqmc::harness

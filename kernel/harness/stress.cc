@@ -270,7 +270,9 @@ StressReport RunStress(const Scenario& s, const StressOptions& opt) {
   for (const ThreadSpec& ts : s.threads) {
     if (ts.entry < 0) throw HarnessError("thread " + ts.name + " has a C++ body; only IR threads run on the kernel");
   }
-  if (const std::string why = HarnessUnavailableReason(s.num_cpus); !why.empty()) throw HarnessError(why);
+  if (const std::string why = HarnessUnavailableReason(s.num_cpus, /*need_ptrace=*/false); !why.empty()) {
+    throw HarnessError(why);
+  }
   StressReport rep;
   const int nthreads = static_cast<int>(s.threads.size());
   rep.threads = static_cast<uint64_t>(nthreads);

@@ -1,6 +1,7 @@
 #include "kernel/harness/tracer.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -251,6 +252,7 @@ JitProgram* g_jit = nullptr;  // set by RunPlan before fork; read by the child
 bool g_need_ipi_helper = false;  // likewise: the run injects membarrier IPIs
 thread_local ThreadRecord* tl_rec = nullptr;
 std::atomic<pid_t> g_tracee{0};
+constexpr int kExitTracemeFailed = 112;  // the tracee's exit status when PTRACE_TRACEME fails
 
 constexpr int kMembarrierCmdPrivateExpeditedRseq = 1 << 7;
 constexpr int kMembarrierCmdRegisterPrivateExpeditedRseq = 1 << 8;
@@ -349,7 +351,7 @@ void* Worker(void* arg) {
     pthread_t helper;
     pthread_create(&helper, nullptr, IpiHelper, nullptr);
   }
-  if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(112);
+  if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(kExitTracemeFailed);
   raise(SIGSTOP);
   std::vector<pthread_t> th(s.threads.size());
   for (size_t t = 1; t < s.threads.size(); ++t) {
@@ -372,7 +374,77 @@ void KillCurrentTracee() {
   if (p > 0) kill(p, SIGKILL);
 }
 
-std::string HarnessUnavailableReason(uint32_t num_cpus) {
+std::string PtraceUnavailableReason() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return std::string("cannot probe ptrace: pipe failed: ") + std::strerror(errno);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return std::string("cannot probe ptrace: fork failed: ") + std::strerror(e);
+  }
+  if (pid == 0) {
+    // Async-signal-safe calls only (the parent may have threads).
+    close(fds[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
+      const int e = errno;
+      if (write(fds[1], &e, sizeof e) != static_cast<ssize_t>(sizeof e)) _exit(3);
+      _exit(2);
+    }
+    raise(SIGSTOP);  // a ptrace stop, reported to the parent
+    _exit(0);
+  }
+  close(fds[1]);
+  int st = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid, &st, __WALL);
+  } while (r < 0 && errno == EINTR);
+  std::string why;
+  bool ended = r == pid && (WIFEXITED(st) || WIFSIGNALED(st));
+  if (r != pid) {
+    why = std::string("cannot probe ptrace: waitpid failed: ") + std::strerror(errno);
+  } else if (WIFSTOPPED(st)) {
+    why = "";  // stopped under our ptrace: it works
+  } else if (WIFEXITED(st) && WEXITSTATUS(st) == 2) {
+    int e = 0;
+    ssize_t n;
+    do {
+      n = read(fds[0], &e, sizeof e);
+    } while (n < 0 && errno == EINTR);
+    const char* name = n == static_cast<ssize_t>(sizeof e) ? strerrorname_np(e) : nullptr;
+    why = std::string("ptrace is not permitted here: PTRACE_TRACEME failed with ") +
+          (name ? std::string(name) + " (" + std::strerror(e) + ")" : std::string("an unknown error"));
+    std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
+    int scope = 0;
+    if (yama >> scope && scope >= 3) {
+      why += ": kernel.yama.ptrace_scope = 3 disables ptrace";
+    } else {
+      why += ": a seccomp filter or container policy denies ptrace, or rseqmc is itself traced (a debugger, "
+             "strace -f)";
+    }
+    why += "; deterministic and outcomes modes need ptrace, --mode stress does not";
+  } else {
+    why = "cannot probe ptrace: the probe child ended unexpectedly (status " + std::to_string(st) + ")";
+  }
+  if (!ended) {
+    kill(pid, SIGKILL);  // a traced, stopped child dies of SIGKILL too
+    for (;;) {
+      r = waitpid(pid, &st, __WALL);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) break;  // ECHILD: already reaped
+      if (WIFEXITED(st) || WIFSIGNALED(st)) break;
+    }
+  }
+  close(fds[0]);
+  return why;
+}
+
+std::string HarnessUnavailableReason(uint32_t num_cpus, bool need_ptrace) {
 #if !defined(__x86_64__)
   return "the real-kernel harness is x86-64 only";
 #endif
@@ -392,10 +464,7 @@ std::string HarnessUnavailableReason(uint32_t num_cpus) {
                          : "; CPU 0 must be available (check taskset)");
     }
   }
-  std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
-  int scope = 0;
-  if (yama >> scope && scope >= 3) return "ptrace is disabled (kernel.yama.ptrace_scope = 3)";
-  return "";
+  return need_ptrace ? PtraceUnavailableReason() : "";
 }
 
 void SetCurrentTracee(int pid) { g_tracee = pid; }
@@ -534,8 +603,12 @@ class Session {
     int st = 0;
     pid_t w = waitpid(pid_, &st, __WALL);
     if (w != pid_ || !WIFSTOPPED(st)) {
-      Fail(WIFEXITED(st) && WEXITSTATUS(st) == 112 ? "PTRACE_TRACEME failed in the tracee (ptrace not permitted)"
-                                                    : "the tracee did not stop after fork");
+      if (w == pid_ && WIFEXITED(st) && WEXITSTATUS(st) == kExitTracemeFailed) {
+        res_.unavailable = "PTRACE_TRACEME failed in the tracee (ptrace not permitted)";
+        Fail(res_.unavailable);
+      } else {
+        Fail("the tracee did not stop after fork");
+      }
       dead = true;
       return;
     }
@@ -755,8 +828,8 @@ class Session {
 
 }  // namespace
 
-std::string HarnessUnavailableReason(const Scenario& s) {
-  std::string why = HarnessUnavailableReason(s.num_cpus);
+std::string HarnessUnavailableReason(const Scenario& s, bool need_ptrace) {
+  std::string why = HarnessUnavailableReason(s.num_cpus, need_ptrace);
   if (!why.empty()) return why;
   for (uint32_t c = 0; c < s.num_cpus; ++c) {
     // /sys/devices/system/cpu/cpuC/nodeN names the CPU's node (none: node 0).

@@ -95,7 +95,11 @@ struct RealThread {
 
 struct RealResult {
   bool completed = false;      // the plan ran to its end under control
-  std::string harness_error;   // why not (timeout, ptrace failure, interrupted)
+  std::string harness_error;   // why not (timeout, ptrace failure, interrupted, observation capacity)
+  // Non-empty: the tracee could not be traced at all (PTRACE_TRACEME failed
+  // in it: seccomp, a tracer of our own, yama): the machine cannot run the
+  // harness, so the run is no result. Also sets harness_error.
+  std::string unavailable;
   std::string divergence;      // where the real run left the plan ("" = it followed it)
   Verdict verdict = Verdict::kPass;
   std::string message;
@@ -110,12 +114,26 @@ struct TracerOptions {
 };
 
 // Checks that this process can run the harness: x86-64, rseq registered or
-// registrable, ptrace allowed, enough CPUs for `num_cpus`. Returns "" or why not.
-std::string HarnessUnavailableReason(uint32_t num_cpus);
+// registrable, enough CPUs for `num_cpus` (CPUs 0..num_cpus-1 in this
+// process's affinity) and, when `need_ptrace` (the tracer-driven modes; stress
+// mode runs without ptrace), that ptrace really works here
+// (PtraceUnavailableReason()). Returns "" or why not, in words. Never throws.
+std::string HarnessUnavailableReason(uint32_t num_cpus, bool need_ptrace = true);
 // The same for a scenario, which must also have this machine's NUMA layout
 // (CPU c on node c * nodes / cpus, as the simulator places it): node_id is
 // the kernel's, not the scenario's.
-std::string HarnessUnavailableReason(const Scenario& s);
+std::string HarnessUnavailableReason(const Scenario& s, bool need_ptrace = true);
+
+// Probes ptrace the way the tracer uses it: forks a child that calls
+// PTRACE_TRACEME and stops itself with SIGSTOP; the probe succeeds when this
+// process sees the child's ptrace stop. The child is killed and reaped before
+// returning, whatever happened (no stopped, traced or zombie process is left;
+// only that child's pid is waited for). Returns "" when ptrace works, else why
+// not: the errno of PTRACE_TRACEME (EPERM from a seccomp filter, a container's
+// policy, kernel.yama.ptrace_scope = 3, or this process being traced itself, as
+// under `strace -f` or a debugger) and what to do. Never throws. Costs one
+// fork (~0.2 ms); not cached, so a filter installed later is seen.
+std::string PtraceUnavailableReason();
 
 // Forces `plan` on the real kernel (fresh tracee process). Never throws for
 // what happens in the tracee; HarnessError for setup failures of this process.

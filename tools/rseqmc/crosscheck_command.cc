@@ -30,6 +30,10 @@ namespace po = boost::program_options;
 using harness::CrosscheckMode;
 
 constexpr int kExitUnavailable = 77;  // rseq or ptrace unavailable (automake's "skipped")
+// Some kernel runs could not be completed (timeout, tracee failure, a harness
+// limit) and no run disagreed: inconclusive, neither a pass nor evidence
+// against the model.
+constexpr int kExitHarnessErrors = 4;
 
 std::atomic<bool> g_stop{false};
 extern "C" void OnCrosscheckSigint(int) {
@@ -84,8 +88,11 @@ std::string CrosscheckHelp() {
        "Runs scenarios on this machine's kernel (x86-64 JIT of the IR, ptrace injection) and compares\n"
        "what the kernel did with what the simulator predicts. Without FILE, every built-in scenario.\n"
        "One line per scenario: schedules compared, agreements, disagreements, coverage, time.\n"
+       "A kernel run the harness could not complete (timeout, tracee failure, more observations than it\n"
+       "stores) is no evidence about the model: it is counted as a harness error, not as a disagreement.\n"
        "Exit status: 0 all agree, 1 a disagreement, 2 usage or input error, 3 interrupted,\n"
-       "77 rseq or ptrace unavailable (the reason is printed).\n\n"
+       "4 harness errors and no disagreement (inconclusive: retry, e.g. with a larger --timeout),\n"
+       "77 rseq or ptrace unavailable for every scenario (the reason is printed; --mode stress needs no ptrace).\n\n"
     << Options();
   return o.str();
 }
@@ -194,7 +201,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   sa.sa_handler = OnCrosscheckSigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old);
-  int disagreements = 0, skipped_unavailable = 0, ran = 0;
+  int disagreements = 0, skipped_unavailable = 0, ran = 0, with_harness_errors = 0;
   bool interrupted = false;
   for (const Scenario& s : scenarios) {
     if (g_stop.load()) {
@@ -209,11 +216,15 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
       ++ran;
     }
     if (r.disagreements) ++disagreements;
+    if (r.harness_errors && r.skipped.empty()) ++with_harness_errors;
     if (json) {
       std::cout << harness::FormatReportJson(r) << "\n";
     } else {
       std::cout << harness::FormatReportLine(r) << "\n";
       for (const std::string& f : r.flaky_details) std::cout << "  flaky: " << f << "\n";
+      for (const harness::Disagreement& h : r.harness_error_details) {
+        std::cout << "  harness error: " << h.summary << (h.token.empty() ? "" : " (schedule " + h.token + ")") << "\n";
+      }
       size_t shown = 0;
       for (const harness::Disagreement& d : r.details) {
         std::cout << "  disagreement: " << d.summary << "\n";
@@ -234,11 +245,13 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     std::cout << "\nkernel " << harness::KernelRelease() << ", model " << KernelModelName(o.kernel.model)
               << ", rseq registration " << (__rseq_size ? "glibc (" + std::to_string(__rseq_size) + " bytes)" : std::string("own (32 bytes)")) << ": "
               << ran << " scenarios cross-checked, " << disagreements << " with disagreements"
+              << (with_harness_errors ? ", " + std::to_string(with_harness_errors) + " with harness errors" : "")
               << (skipped_unavailable ? ", " + std::to_string(skipped_unavailable) + " skipped" : "")
               << (interrupted ? ", INTERRUPTED" : "") << ".\n";
   }
   if (interrupted) return kExitInterrupted;
   if (disagreements) return kExitFail;
+  if (with_harness_errors) return kExitHarnessErrors;
   if (ran == 0 && skipped_unavailable > 0) return kExitUnavailable;
   return kExitPass;
 }
