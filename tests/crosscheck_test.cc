@@ -755,5 +755,30 @@ TEST(Crosscheck, ObservationsPastTheCapacityAreAHarnessLimit) {
   EXPECT_EQ(CompareRuns(s, r, plan, real).rfind("harness: harness limit", 0), 0u) << CompareRuns(s, r, plan, real);
 }
 
+// ---- SIGTRAP ----
+
+// A program that can send SIGTRAP is skipped (like one that handles it): the
+// tracer cannot tell it from its own int3 stops.
+TEST(Crosscheck, ScenarioThatSendsSigtrapIsSkipped) {
+  Scenario s = ParseScenario(
+      "scenario sendsig5\ncpus 1\nvar x: u64 = 0\nfunc main\n  la r1, x\n  li r2, 1\n  st [r1], r2\n"
+      "  tgkill 0, 5\n  li r0, 7\n  ret\nend\nthread t entry main cpu 0\n",
+      "sendsig5.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  const CrosscheckReport r = Crosscheck(s, CrosscheckOptions{});
+  EXPECT_EQ(r.skipped, "the scenario sends SIGTRAP (tgkill at main+3), which the tracer cannot tell from its own "
+                       "stops (int3)");
+  EXPECT_EQ(r.compared, 0u);
+  EXPECT_EQ(r.disagreements, 0u);
+  // Another signal is no reason to skip.
+  Scenario other = ParseScenario(
+      "scenario sendsig10\ncpus 1\nvar x: u64 = 0\nfunc main\n  tgkill 0, 10\n  li r0, 7\n  ret\nend\n"
+      "signal SIGUSR1 ignore\nthread t entry main cpu 0\n",
+      "sendsig10.rsq");
+  const CrosscheckReport ro = Crosscheck(other, CrosscheckOptions{});
+  EXPECT_EQ(ro.skipped, "");
+  EXPECT_EQ(ro.disagreements, 0u);
+}
+
 }  // namespace
 }  // namespace rseqmc::harness

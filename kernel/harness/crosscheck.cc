@@ -1,5 +1,6 @@
 #include "kernel/harness/crosscheck.h"
 
+#include <signal.h>
 #include <sys/rseq.h>
 #include <sys/utsname.h>
 
@@ -517,8 +518,20 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
     }
   }
   rep.skipped = HarnessUnavailableReason(s, /*need_ptrace=*/o.mode != CrosscheckMode::kStress);
-  if (rep.skipped.empty() && o.mode != CrosscheckMode::kStress && s.FindSignal(5) != nullptr) {
-    rep.skipped = "the scenario handles SIGTRAP, which the harness's own stops (int3) raise";
+  if (rep.skipped.empty() && o.mode != CrosscheckMode::kStress) {
+    // The tracer takes every SIGTRAP for one of its own stops (int3).
+    if (s.FindSignal(SIGTRAP) != nullptr) {
+      rep.skipped = "the scenario handles SIGTRAP, which the harness's own stops (int3) raise";
+    }
+    // A program's tgkill names its signal in the instruction (never in a
+    // register), so every SIGTRAP it can send is found here.
+    for (uint32_t i = 0; i < s.program.code.size() && rep.skipped.empty(); ++i) {
+      const Instr& in = s.program.code[i];
+      if (in.op == Op::kTgkill && in.aux == SIGTRAP) {
+        rep.skipped = "the scenario sends SIGTRAP (tgkill at " + s.program.DescribeIndex(i) +
+                      "), which the tracer cannot tell from its own stops (int3)";
+      }
+    }
   }
   if (!rep.skipped.empty()) return rep;
   {

@@ -100,7 +100,10 @@ struct CrosscheckReport {
 
 // Runs one cross-check. `stop` (may be null) is polled between runs (Ctrl-C).
 // Throws HarnessError when the JIT cannot be set up; returns a report with
-// `skipped` set when the machine cannot run it (no rseq, no ptrace, too few CPUs).
+// `skipped` set when the machine cannot run it (no rseq, no ptrace outside
+// stress mode, too few CPUs) or the harness cannot drive the scenario (C++
+// thread bodies; outside stress mode, a scenario that handles or sends SIGTRAP,
+// the signal of the tracer's own stops).
 CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop = nullptr);
 
 // The comparison of one forced schedule: "" when the simulator and the kernel
