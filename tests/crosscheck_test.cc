@@ -780,5 +780,31 @@ TEST(Crosscheck, ScenarioThatSendsSigtrapIsSkipped) {
   EXPECT_EQ(ro.disagreements, 0u);
 }
 
+// ---- numeric flags ----
+
+TEST(CrosscheckCli, OutOfRangeNumbersExitTwoNamingTheFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--mode", "stress", "--ops", "9223372036854775808"}, "--ops needs an integer from 0 to 9223372036854775807"},
+      {{"--mode", "stress", "--ops", "18446744073709551615"}, "--ops needs an integer from 0 to"},
+      {{"--mode", "stress", "--threads-per-cpu", "4294967297"}, "--threads-per-cpu needs an integer from 1 to 64"},
+      {{"--mode", "stress", "--threads-per-cpu", "40"}, "--threads-per-cpu 40 gives 80 threads for percpu_counter"},
+      {{"--mode", "stress", "--storm-interval", "nan"}, "--storm-interval needs a number of microseconds from 0 to"},
+      {{"--mode", "stress", "--storm-interval", "inf"}, "--storm-interval needs"},
+      {{"--mode", "stress", "--storm-interval", "1e300"}, "--storm-interval needs"},
+      {{"--mode", "stress", "--storm-interval", "1000001"}, "--storm-interval needs"},
+      {{"--mode", "stress", "--storm-interval", "-5"}, "--storm-interval needs"},
+      {{"--max-events", "4294967297"}, "--max-events needs an integer from 0 to 1000"},
+      {{"--max-events", "0"}, "--max-events must be at least 1 in deterministic mode"},
+      {{"--details", "4294967296"}, "--details needs an integer from 0 to 10000"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args = {"crosscheck", "percpu_counter"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    testing::CliResult res = testing::RunCli(args);
+    EXPECT_EQ(res.code, 2) << testing::Describe(args, res);
+    EXPECT_NE(res.err.find(message), std::string::npos) << testing::Describe(args, res);
+  }
+}
+
 }  // namespace
 }  // namespace rseqmc::harness

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -178,6 +179,34 @@ TEST(StressTest, KillCurrentTraceeStopsTheRun) {
   EXPECT_EQ(r.verdict, Verdict::kKilled);
   EXPECT_FALSE(r.completed);
   EXPECT_NE(r.message.find("SIGKILL"), std::string::npos) << r.message;
+  EXPECT_TRUE(NoChildLeft());
+}
+
+// A storm pause of a whole second ends when the last worker returns: the run
+// takes the workers' time, not the pause's (storms used to sleep it out, and
+// a huge interval hung the run until its timeout).
+TEST(StressTest, LongStormIntervalEndsWithTheWorkers) {
+  const Scenario s = Builtin("percpu_counter", {{"THREADS", 4}, {"OPS", 1000}});
+  SKIP_IF_NO_HARNESS(s);
+  StressOptions o = TestOptions(1);
+  o.storm_interval_us = kMaxStormIntervalUs;  // 1 s
+  const auto t0 = std::chrono::steady_clock::now();
+  const StressReport r = RunStress(s, o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.completed) << Figures(r);
+  EXPECT_EQ(r.verdict, Verdict::kPass) << Figures(r);
+  EXPECT_EQ(CounterSum(s, r), 4 * 1000);
+  EXPECT_LT(wall, 0.5) << Figures(r);
+  EXPECT_TRUE(NoChildLeft());
+}
+
+TEST(StressTest, InvalidStormIntervalIsRejected) {
+  const Scenario s = Builtin("percpu_counter", {{"THREADS", 2}, {"OPS", 10}});
+  for (double us : {std::nan(""), HUGE_VAL, 1e300, -1.0, kMaxStormIntervalUs * 2}) {
+    StressOptions o = TestOptions(1);
+    o.storm_interval_us = us;
+    EXPECT_THROW(RunStress(s, o), std::invalid_argument) << us;
+  }
   EXPECT_TRUE(NoChildLeft());
 }
 

@@ -16,9 +16,11 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,7 +54,7 @@ StressOptions g_opt;
 std::vector<int> g_storm_signals;  // the scenario's signals with a handler
 std::atomic<int> g_ready{0};       // workers and storms set up and waiting at the start barrier
 int g_go = 0;                      // start barrier (futex word)
-std::atomic<bool> g_stop{false};   // storms: every worker returned
+int g_stop = 0;                    // storms: every worker returned (futex word; wakes pausing storms)
 thread_local ThreadRecord* tl_rec = nullptr;
 
 int64_t NowNs() {
@@ -149,11 +151,26 @@ pid_t PickLiveWorker(uint64_t& rng) {
   return 0;
 }
 
+bool StormsStopped() { return __atomic_load_n(&g_stop, __ATOMIC_ACQUIRE) != 0; }
+
+// Pauses storm_interval_us (validated: finite, at most kMaxStormIntervalUs),
+// or less: a pause ends as soon as the workers are done (StopStorms()), so a
+// long interval never keeps the child alive after the last worker returned.
 void StormPause() {
   if (g_opt.storm_interval_us <= 0) return;
-  const auto ns = static_cast<int64_t>(g_opt.storm_interval_us * 1000);
-  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-  nanosleep(&ts, nullptr);
+  const int64_t deadline = NowNs() + static_cast<int64_t>(g_opt.storm_interval_us * 1000);
+  while (!StormsStopped()) {
+    const int64_t left = deadline - NowNs();
+    if (left <= 0) return;
+    const timespec ts{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+    syscall(SYS_futex, &g_stop, FUTEX_WAIT_PRIVATE, 0, &ts, nullptr, 0);  // relative, CLOCK_MONOTONIC
+  }
+}
+
+// Ends the storms: their loops see it, and a storm in StormPause() wakes now.
+void StopStorms() {
+  __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
+  syscall(SYS_futex, &g_stop, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
 // A storm thread competes with THREADS busy workers: with plain CFS/EEVDF
@@ -175,7 +192,7 @@ void* SignalStorm(void*) {
   uint64_t rng = g_opt.seed * 2 + 1;
   const pid_t tgid = getpid();
   AwaitStart();
-  while (!g_stop.load(std::memory_order_relaxed)) {
+  while (!StormsStopped()) {
     const pid_t tid = PickLiveWorker(rng);
     const int sig = g_storm_signals[NextRandom(rng) % g_storm_signals.size()];
     if (tid != 0 && syscall(SYS_tgkill, tgid, tid, sig) == 0) __atomic_add_fetch(&g_sh->signals, 1, __ATOMIC_RELAXED);
@@ -189,7 +206,7 @@ void* AffinityStorm(void*) {
   uint64_t rng = g_opt.seed * 2 + 2;
   const uint64_t all = CpuMask(g_jit->scenario().num_cpus);
   AwaitStart();
-  while (!g_stop.load(std::memory_order_relaxed)) {
+  while (!StormsStopped()) {
     const pid_t tid = PickLiveWorker(rng);
     uint64_t mask = 0;
     while (mask == 0) mask = NextRandom(rng) & all;
@@ -236,7 +253,7 @@ void* AffinityStorm(void*) {
   syscall(SYS_futex, &g_go, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
   for (pthread_t th : workers) pthread_join(th, nullptr);
   g_sh->end_ns = NowNs();
-  g_stop.store(true);
+  StopStorms();
   for (pthread_t th : storms) pthread_join(th, nullptr);
   _exit(0);
 }
@@ -267,6 +284,12 @@ int Reap(pid_t pid) {
 }  // namespace
 
 StressReport RunStress(const Scenario& s, const StressOptions& opt) {
+  if (!std::isfinite(opt.storm_interval_us) || opt.storm_interval_us < 0 ||
+      opt.storm_interval_us > kMaxStormIntervalUs) {
+    throw std::invalid_argument("StressOptions::storm_interval_us must be from 0 to " +
+                                std::to_string(kMaxStormIntervalUs) + " us, not " +
+                                std::to_string(opt.storm_interval_us));
+  }
   for (const ThreadSpec& ts : s.threads) {
     if (ts.entry < 0) throw HarnessError("thread " + ts.name + " has a C++ body; only IR threads run on the kernel");
   }
@@ -297,7 +320,7 @@ StressReport RunStress(const Scenario& s, const StressOptions& opt) {
   }
   g_ready = 0;
   g_go = 0;
-  g_stop = false;
+  g_stop = 0;
 
   const pid_t parent = getpid();
   const pid_t pid = fork();

@@ -20,8 +20,13 @@
 
 namespace rseqmc::harness {
 
+// The longest pause between two storm actions RunStress() accepts, us (1 s).
+inline constexpr double kMaxStormIntervalUs = 1e6;
+
 struct StressOptions {
-  // Pause between two storm actions (each storm thread), us; 0 = no pause.
+  // Pause between two storm actions (each storm thread), us; 0 = no pause;
+  // finite and at most kMaxStormIntervalUs. A pause ends early when the last
+  // worker returns (the storms stop at once, whatever the interval).
   // With a pause the storm threads run SCHED_FIFO where permitted, so they act
   // at about this rate however busy the workers keep the CPUs (on a 2-CPU VM,
   // 10 us: ~40,000 actions/s per storm, and the workers run up to ~50x slower
@@ -59,9 +64,11 @@ struct StressReport {
 // Verdict: killed by SIGSEGV -> sigsegv; by another signal -> killed (a
 // timeout or KillCurrentTracee() also sets completed = false); an IR assert
 // failed -> assert; otherwise the properties are evaluated on the final memory
-// (property, or pass). Throws HarnessError when the harness cannot run (see
-// HarnessUnavailableReason), a thread has a C++ body, or the child's setup
-// failed (pinning, rseq registration, thread creation).
+// (property, or pass). Throws std::invalid_argument when
+// opt.storm_interval_us is not finite or outside [0, kMaxStormIntervalUs];
+// HarnessError when the harness cannot run (see HarnessUnavailableReason; no
+// ptrace needed), a thread has a C++ body, or the child's setup failed
+// (pinning, rseq registration, thread creation).
 StressReport RunStress(const Scenario& s, const StressOptions& opt = {});
 
 }  // namespace rseqmc::harness

@@ -3,7 +3,9 @@
 #include <sys/rseq.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -35,6 +37,10 @@ constexpr int kExitUnavailable = 77;  // rseq or ptrace unavailable (automake's 
 // against the model.
 constexpr int kExitHarnessErrors = 4;
 
+// Bounds of the numeric flags (documented in --help).
+constexpr uint64_t kMaxEventsLimit = 1000;
+constexpr uint64_t kMaxDetails = 10000;
+
 std::atomic<bool> g_stop{false};
 extern "C" void OnCrosscheckSigint(int) {
   g_stop.store(true, std::memory_order_relaxed);
@@ -53,8 +59,8 @@ po::options_description Options() {
        "deterministic: random multi-event schedules (default 100); outcomes: real runs (default 300).")
       ("seed", po::value<std::string>()->value_name("N"), "seed of the random schedules and storms (default 1).")
       ("max-events", po::value<std::string>()->value_name("K"),
-       "events per random schedule (deterministic, default 2) or per run (outcomes, where it is also the "
-       "checker's bound: default 1, check's default).")
+       "events per random schedule (deterministic, 1..1000, default 2) or per run (outcomes, 0..1000, where it "
+       "is also the checker's bound: default 1, check's default).")
       ("no-single-events", "deterministic: skip the enumeration of every single-event schedule.")
       ("max-single-events", po::value<std::string>()->value_name("N"),
        "deterministic: with more single-event schedules than N (long loops), force a seeded sample of N "
@@ -62,10 +68,12 @@ po::options_description Options() {
       ("schedule", po::value<std::string>()->value_name("TOKEN"),
        "deterministic: force only this schedule (a token from rseqmc run/check/crosscheck) and show both "
        "timelines if the kernel disagrees.")
-      ("threads-per-cpu", po::value<std::string>()->value_name("N"), "stress: threads per CPU (default 4).")
-      ("ops", po::value<std::string>()->value_name("N"), "stress: operations per thread (default 250000).")
+      ("threads-per-cpu", po::value<std::string>()->value_name("N"),
+       "stress: threads per CPU, 1..64 (default 4; THREADS = N * CPUS must stay within 64).")
+      ("ops", po::value<std::string>()->value_name("N"),
+       "stress: operations per thread, 0..9223372036854775807 (default 250000).")
       ("storm-interval", po::value<std::string>()->value_name("MICROSECONDS"),
-       "stress: pause between two actions of each storm thread (default 100; 0 = no pause).")
+       "stress: pause between two actions of each storm thread, 0..1000000 (default 100; 0 = no pause).")
       ("timeout", po::value<std::string>()->value_name("SECONDS"), "limit of one kernel run (default 10; stress 120).")
       ("kernel", po::value<std::string>()->value_name("VERSION"),
        "kernel model compared (default: the running kernel's version, if modelled).")
@@ -73,7 +81,7 @@ po::options_description Options() {
       ("model-fault", po::value<std::string>()->value_name("FAULT"),
        "compare a deliberately wrong model, to see the cross-check fail: no-abort-on-migrate.")
       ("details", po::value<std::string>()->value_name("N"),
-       "disagreements printed in full with both timelines (default 2 per scenario).")
+       "disagreements printed in full with both timelines (default 2 per scenario, at most 10000).")
       ("json", "one JSON object per scenario per line.")
       ("help,h", "this help.");
   return o;
@@ -108,10 +116,17 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     return kExitPass;
   }
   auto text = [&](const char* k) { return vm[k].as<std::string>(); };
-  auto uint_opt = [&](const char* k, uint64_t def) -> uint64_t {
+  // An integer flag in [lo, hi] (the range named in the message), or `def`.
+  auto uint_opt = [&](const char* k, uint64_t def, uint64_t lo = 0, uint64_t hi = UINT64_MAX) -> uint64_t {
     if (!vm.count(k)) return def;
     auto v = ParseUint64(text(k));
-    if (!v) throw UsageError(std::string("--") + k + " needs a non-negative integer, not '" + text(k) + "'");
+    if (!v && hi == UINT64_MAX && lo == 0) {
+      throw UsageError(std::string("--") + k + " needs a non-negative integer, not '" + text(k) + "'");
+    }
+    if (!v || *v < lo || *v > hi) {
+      throw UsageError(std::string("--") + k + " needs an integer from " + std::to_string(lo) + " to " +
+                       std::to_string(hi) + ", not '" + text(k) + "'");
+    }
     return *v;
   };
   harness::CrosscheckOptions o;
@@ -130,27 +145,33 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   o.samples = uint_opt("samples", o.mode == CrosscheckMode::kOutcomes ? 300 : 100);
   o.seed = uint_opt("seed", 1);
   o.stress.seed = o.seed;
-  o.max_events = static_cast<uint32_t>(uint_opt("max-events", o.mode == CrosscheckMode::kOutcomes ? 1 : 2));
+  o.max_events = static_cast<uint32_t>(uint_opt("max-events", o.mode == CrosscheckMode::kOutcomes ? 1 : 2, 0,
+                                                 kMaxEventsLimit));
+  if (o.mode == CrosscheckMode::kDeterministic && o.max_events == 0) {
+    throw UsageError("--max-events must be at least 1 in deterministic mode (it bounds the events of each random "
+                     "schedule); to run no random schedules use --samples 0");
+  }
   o.single_events = !vm.count("no-single-events");
   o.max_single_events = uint_opt("max-single-events", o.max_single_events);
   if (vm.count("schedule")) {
     if (o.mode != CrosscheckMode::kDeterministic) throw UsageError("--schedule needs --mode deterministic");
     o.schedule = text("schedule");
   }
-  o.stress_threads_per_cpu = static_cast<uint32_t>(uint_opt("threads-per-cpu", 4));
-  if (o.stress_threads_per_cpu == 0) throw UsageError("--threads-per-cpu must be at least 1");
-  o.stress_ops_per_thread = uint_opt("ops", 250000);
+  o.stress_threads_per_cpu = static_cast<uint32_t>(uint_opt("threads-per-cpu", 4, 1, kMaxThreads));
+  // OPS becomes a scenario constant (int64).
+  o.stress_ops_per_thread = uint_opt("ops", 250000, 0, static_cast<uint64_t>(INT64_MAX));
   o.stress.storm_interval_us = 100;
   if (vm.count("storm-interval")) {
     const std::string v = text("storm-interval");
-    char* end = nullptr;
-    const double us = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end != '\0' || us < 0) {
-      throw UsageError("--storm-interval needs a non-negative number of microseconds, not '" + v + "'");
+    // Plain decimal only (no nan, inf, exponent or hex: ParseSeconds's syntax).
+    const std::optional<double> us = ParseSeconds(v);
+    if (!us || !std::isfinite(*us) || *us > harness::kMaxStormIntervalUs) {
+      throw UsageError("--storm-interval needs a number of microseconds from 0 to 1000000 (plain decimal, e.g. "
+                       "100 or 2.5), not '" + v + "'");
     }
-    o.stress.storm_interval_us = us;
+    o.stress.storm_interval_us = *us;
   }
-  o.max_details = static_cast<uint32_t>(uint_opt("details", 2));
+  o.max_details = static_cast<uint32_t>(uint_opt("details", 2, 0, kMaxDetails));
   if (vm.count("timeout")) {
     auto v = ParseSeconds(text("timeout"));
     if (!v || *v <= 0) throw UsageError("--timeout needs a positive number of seconds, not '" + text("timeout") + "'");
@@ -188,7 +209,15 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     if (o.mode == CrosscheckMode::kStress) {
       std::map<std::string, int64_t> d = defines;
       if (s.FindConstant("THREADS") >= 0 && !d.count("THREADS")) {
-        d["THREADS"] = static_cast<int64_t>(o.stress_threads_per_cpu) * s.num_cpus;
+        const uint64_t threads = static_cast<uint64_t>(o.stress_threads_per_cpu) * s.num_cpus;
+        if (threads > static_cast<uint64_t>(kMaxThreads)) {
+          throw UsageError("--threads-per-cpu " + std::to_string(o.stress_threads_per_cpu) + " gives " +
+                           std::to_string(threads) + " threads for " + s.name + " (" +
+                           std::to_string(s.num_cpus) + " CPUs); a scenario has at most " +
+                           std::to_string(kMaxThreads) + ": use --threads-per-cpu " +
+                           std::to_string(kMaxThreads / s.num_cpus) + " or less");
+        }
+        d["THREADS"] = static_cast<int64_t>(threads);
       }
       if (s.FindConstant("OPS") >= 0 && !d.count("OPS")) d["OPS"] = static_cast<int64_t>(o.stress_ops_per_thread);
       s = LoadScenario(f, d);
