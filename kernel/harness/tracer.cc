@@ -806,23 +806,66 @@ class Session {
     if (!res_.harness_error.empty()) res_.completed = false;  // e.g. a harness limit CollectRecords found
   }
 
+  // Kills the tracee and reaps it and its traced threads, waiting only for
+  // those tids (never waitpid(-1): other children of this process are not
+  // ours to reap). A traced thread that exits stays a zombie until its
+  // tracer waits for it, and the leader is reported only once every other
+  // thread is gone, so the threads are reaped first: the ones /proc lists
+  // (a thread stays listed until it is released), then the leader.
   void Teardown() {
     if (pid_ <= 0) return;
     kill(pid_, SIGKILL);
     int st;
     for (;;) {
-      pid_t r = waitpid(-1, &st, __WALL);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) break;  // ECHILD: everything reaped
-      if (r == pid_ && (WIFEXITED(st) || WIFSIGNALED(st))) {
-        while (waitpid(-1, &st, __WALL | WNOHANG) > 0) {
+      bool waited = false;
+      std::vector<pid_t> others = TasksOf(pid_);
+      others.insert(others.end(), tids.begin(), tids.end());  // known even without /proc
+      std::sort(others.begin(), others.end());
+      others.erase(std::unique(others.begin(), others.end()), others.end());
+      for (pid_t tid : others) {
+        if (tid <= 0 || tid == pid_) continue;
+        for (;;) {  // blocking: SIGKILL ends it promptly
+          const pid_t r = waitpid(tid, &st, __WALL);
+          if (r < 0 && errno == EINTR) continue;
+          if (r < 0) break;  // ECHILD: not traced by us (the IPI helper) or already reaped
+          waited = true;
+          if (WIFEXITED(st) || WIFSIGNALED(st)) break;
         }
+      }
+      const pid_t r = waitpid(pid_, &st, __WALL | WNOHANG);
+      if (r == pid_ && (WIFEXITED(st) || WIFSIGNALED(st))) break;
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) break;  // ECHILD: already reaped
+      if (TasksOf(pid_) == std::vector<pid_t>{pid_}) {
+        // Only the leader is left: it is reported as soon as it has exited.
+        pid_t w;
+        do {
+          w = waitpid(pid_, &st, __WALL);
+        } while ((w < 0 && errno == EINTR) || (w == pid_ && !WIFEXITED(st) && !WIFSIGNALED(st)));
         break;
+      }
+      // Still threads to go (untraced ones reap themselves): if nothing was
+      // reaped this round, wait a little before looking again.
+      if (!waited) {
+        timespec ts{0, 100 * 1000};
+        nanosleep(&ts, nullptr);
       }
     }
     wd_.reset();
     g_tracee = 0;
     pid_ = 0;
+  }
+
+  // The thread ids of process `pid` (/proc/<pid>/task); empty once it is gone.
+  static std::vector<pid_t> TasksOf(pid_t pid) {
+    std::vector<pid_t> out;
+    if (DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9') out.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+      }
+      closedir(d);
+    }
+    return out;
   }
 };
 
