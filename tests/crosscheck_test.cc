@@ -806,5 +806,18 @@ TEST(CrosscheckCli, OutOfRangeNumbersExitTwoNamingTheFlag) {
   }
 }
 
+// Flags of another mode are ignored with a warning; the run goes on.
+TEST(CrosscheckCli, FlagsOfAnotherModeWarn) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  testing::CliResult res = testing::RunCli(
+      {"crosscheck", "percpu_counter", "--samples", "0", "--no-single-events", "--ops", "5", "--storm-interval", "3"});
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  EXPECT_NE(res.err.find("warning: --ops only applies to --mode stress; ignored in deterministic mode"),
+            std::string::npos)
+      << res.err;
+  EXPECT_NE(res.err.find("warning: --storm-interval only applies"), std::string::npos) << res.err;
+}
+
 }  // namespace
 }  // namespace rseqmc::harness

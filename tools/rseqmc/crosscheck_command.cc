@@ -172,6 +172,24 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     o.stress.storm_interval_us = *us;
   }
   o.max_details = static_cast<uint32_t>(uint_opt("details", 2, 0, kMaxDetails));
+  // Flags of one mode given in another are ignored: say so.
+  auto warn_ignored = [&](const char* flag, const char* modes) {
+    if (vm.count(flag)) {
+      std::cerr << "rseqmc crosscheck: warning: --" << flag << " only applies to " << modes << "; ignored in "
+                << harness::CrosscheckModeName(o.mode) << " mode\n";
+    }
+  };
+  if (o.mode != CrosscheckMode::kStress) {
+    for (const char* f : {"threads-per-cpu", "ops", "storm-interval"}) warn_ignored(f, "--mode stress");
+  }
+  if (o.mode != CrosscheckMode::kDeterministic) {
+    for (const char* f : {"no-single-events", "max-single-events"}) warn_ignored(f, "--mode deterministic");
+  }
+  if (o.mode == CrosscheckMode::kStress) {
+    for (const char* f : {"samples", "max-events", "model-fault", "details"}) {
+      warn_ignored(f, "--mode deterministic and --mode outcomes");
+    }
+  }
   if (vm.count("timeout")) {
     auto v = ParseSeconds(text("timeout"));
     if (!v || *v <= 0) throw UsageError("--timeout needs a positive number of seconds, not '" + text("timeout") + "'");
