@@ -819,5 +819,18 @@ TEST(CrosscheckCli, FlagsOfAnotherModeWarn) {
   EXPECT_NE(res.err.find("warning: --storm-interval only applies"), std::string::npos) << res.err;
 }
 
+// The names on the report lines are the built-in names, which the CLI takes
+// back as FILE ("buggy/store_before_commit", not "store_before_commit").
+TEST(CrosscheckCli, PrintedNamesAreBuiltinNames) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  testing::CliResult res = testing::RunCli({"crosscheck", "--samples", "0", "--no-single-events", "--json"});
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    EXPECT_NE(res.out.find("{\"scenario\":\"" + b.name + "\","), std::string::npos) << b.name << " in " << res.out;
+  }
+  EXPECT_NE(res.out.find("\"scenario\":\"buggy/store_before_commit\""), std::string::npos) << res.out;
+}
+
 }  // namespace
 }  // namespace rseqmc::harness

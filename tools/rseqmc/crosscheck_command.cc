@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -222,15 +223,21 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
 
   // Load everything first: an input error stops before any kernel run.
   std::vector<Scenario> scenarios;
+  std::vector<std::string> names;  // as printed: a name given back as FILE finds the scenario again
   for (const std::string& f : files) {
     Scenario s = LoadScenario(f, defines);
+    // A built-in by its built-in name ("buggy/store_before_commit", not the
+    // scenario line's "store_before_commit"), as `check` prints it.
+    std::error_code ec;
+    const BuiltinScenario* b = std::filesystem::is_regular_file(f, ec) ? nullptr : FindBuiltinScenario(f);
+    names.push_back(b ? b->name : s.name);
     if (o.mode == CrosscheckMode::kStress) {
       std::map<std::string, int64_t> d = defines;
       if (s.FindConstant("THREADS") >= 0 && !d.count("THREADS")) {
         const uint64_t threads = static_cast<uint64_t>(o.stress_threads_per_cpu) * s.num_cpus;
         if (threads > static_cast<uint64_t>(kMaxThreads)) {
           throw UsageError("--threads-per-cpu " + std::to_string(o.stress_threads_per_cpu) + " gives " +
-                           std::to_string(threads) + " threads for " + s.name + " (" +
+                           std::to_string(threads) + " threads for " + names.back() + " (" +
                            std::to_string(s.num_cpus) + " CPUs); a scenario has at most " +
                            std::to_string(kMaxThreads) + ": use --threads-per-cpu " +
                            std::to_string(kMaxThreads / s.num_cpus) + " or less");
@@ -250,12 +257,14 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   sigaction(SIGINT, &sa, &old);
   int disagreements = 0, skipped_unavailable = 0, ran = 0, with_harness_errors = 0;
   bool interrupted = false;
-  for (const Scenario& s : scenarios) {
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const Scenario& s = scenarios[i];
     if (g_stop.load()) {
       interrupted = true;
       break;
     }
     harness::CrosscheckReport r = harness::Crosscheck(s, o, &g_stop);
+    r.scenario = names[i];
     if (r.interrupted || g_stop.load()) interrupted = true;
     if (!r.skipped.empty()) {
       ++skipped_unavailable;
