@@ -176,7 +176,7 @@ std::vector<BuggyCase> BuggyCases() {
       {"buggy/store_before_commit",
        Verdict::kPropertyFailed,
        1,
-       {{"nr_ops", 0, 0, 2}, {"nr_ops", 1, 0, 1}, {"nr_bytes", 0, 0, 64}, {"nr_bytes", 1, 0, 64}},
+       {{"nr_ops", 0, 0, 1}, {"nr_ops", 1, 0, 2}, {"nr_bytes", 0, 0, 64}, {"nr_bytes", 1, 0, 64}},
        {At(16, Decision::Preempt(0))},
        {{"nr_ops", 0, 0, 2}, {"nr_ops", 1, 0, 1}, {"nr_bytes", 0, 0, 64}, {"nr_bytes", 1, 0, 64}}},
       // Migrate w0 to CPU 1 at `rseq_arm` (it has read CPU 0), run it to just
@@ -221,7 +221,7 @@ std::vector<BuggyCase> BuggyCases() {
       {"buggy/stale_cpu_retry",
        Verdict::kPropertyFailed,
        2,
-       {{"counter", 0, 0, 0}, {"counter", 1, 0, 1}},
+       {{"counter", 0, 0, 1}, {"counter", 1, 0, 0}},
        {At(9, Decision::Migrate(0, 1)), At(10, Decision::Step(1)), At(16, Decision::Step(0))},
        {{"counter", 0, 0, 1}, {"counter", 1, 0, 0}}},
   };
