@@ -975,16 +975,25 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
 
   // Records one finished execution; false when exploration must stop.
   auto after = [&](ExecutionResult& r) -> bool {
+    // A failure's determinism hash is the execution's as the machine finished
+    // it, before an oracle's verdict: a replay (which runs no oracle) must
+    // reproduce it.
+    uint64_t hash = 0;
+    bool hashed = false;
     if (r.verdict == Verdict::kPass && o.oracle) {
       std::string why = o.oracle(r);
       if (!why.empty()) {
+        if (!res.failure) {
+          hash = r.TraceHash();
+          hashed = true;
+        }
         r.verdict = Verdict::kAssertFailed;
         r.message = why;
       }
     }
     if (o.collect_outcomes) res.outcomes.insert(OutcomeOf(s, r));
     if (r.verdict != Verdict::kPass && !res.failure) {
-      res.failure = Failure{r.schedule, r.verdict, r.message, res.executions, r.TraceHash()};
+      res.failure = Failure{r.schedule, r.verdict, r.message, res.executions, hashed ? hash : r.TraceHash()};
       if (o.stop_at_first_failure) {
         res.stop_reason = "failure";
         return false;

@@ -142,7 +142,8 @@ struct Failure {
   Verdict verdict = Verdict::kPass;
   std::string message;
   uint64_t execution = 0;   // index of the execution that failed (1-based)
-  uint64_t trace_hash = 0;  // ExecutionResult::TraceHash() (a replay must reproduce it)
+  uint64_t trace_hash = 0;  // ExecutionResult::TraceHash() before any oracle's verdict (a replay must
+                            // reproduce it; not for a livelock, whose replay runs to the step limit)
 };
 
 struct ExploreResult {

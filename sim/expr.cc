@@ -1,4 +1,5 @@
 // Evaluation of final-state property expressions (sim/scenario.h Expr).
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -32,39 +33,37 @@ uint32_t CompiledExpr::Compile(const Expr& e) {
   n.src = &e;
   n.kind = e.kind;
   n.value = e.value;
-  size_t arity = 0;
   switch (e.kind) {
     case Expr::Kind::kConst:
       break;
     case Expr::Kind::kSymbol:
     case Expr::Kind::kSum:
-    case Expr::Kind::kIndex: {
+    case Expr::Kind::kIndex:
       n.sym = s_->program.FindSymbol(e.name);
-      arity = e.kind == Expr::Kind::kIndex ? (e.args.size() >= 2 ? 2 : 1) : 0;
       break;
-    }
     case Expr::Kind::kRet:
       n.thread = s_->FindThread(e.name);
       break;
     case Expr::Kind::kUnary:
       n.op = e.op == "-" ? Op::kNeg : Op::kNot;
-      arity = 1;
       break;
     case Expr::Kind::kBinary:
       n.op = OpOf(e.op);
-      arity = 2;
       break;
   }
-  // A malformed tree (too few operands) fails when it is evaluated, as an
-  // std::out_of_range, not here.
-  if (e.args.size() < arity) {
-    n.malformed = true;
-  } else {
-    if (arity >= 1) n.a = Compile(e.args[0]);
-    if (arity >= 2) n.b = Compile(e.args[1]);
+  // Operands: at most the two any kind reads. A tree with fewer than its kind
+  // needs fails only if evaluation reaches the missing one (Operand).
+  if (e.kind == Expr::Kind::kIndex || e.kind == Expr::Kind::kUnary || e.kind == Expr::Kind::kBinary) {
+    n.num_operands = static_cast<uint8_t>(std::min<size_t>(e.args.size(), 2));
+    for (uint8_t k = 0; k < n.num_operands; ++k) n.operands[k] = Compile(e.args[k]);
   }
   nodes_[i] = n;
   return i;
+}
+
+uint32_t CompiledExpr::Operand(const Node& n, int k) {
+  if (k >= n.num_operands) throw std::out_of_range("property expression with too few operands");
+  return n.operands[k];
 }
 
 int64_t CompiledExpr::Element(const Symbol& sym, int64_t cpu, int64_t index, const ExecutionResult& r,
@@ -83,7 +82,6 @@ int64_t CompiledExpr::Element(const Symbol& sym, int64_t cpu, int64_t index, con
 int64_t CompiledExpr::Eval(uint32_t i, const ExecutionResult& r, std::string& error) const {
   if (!error.empty()) return 0;
   const Node& n = nodes_[i];
-  if (n.malformed) throw std::out_of_range("property expression node with too few operands");
   switch (n.kind) {
     case Expr::Kind::kConst:
       return n.value;
@@ -97,12 +95,12 @@ int64_t CompiledExpr::Eval(uint32_t i, const ExecutionResult& r, std::string& er
       const Symbol& sym = s_->program.symbols[n.sym];
       if (n.kind == Expr::Kind::kSymbol) return Element(sym, 0, 0, r, error);
       if (n.kind == Expr::Kind::kIndex) {
-        const int64_t a = Eval(n.a, r, error);
+        const int64_t a = Eval(Operand(n, 0), r, error);
         if (n.src->args.size() == 1) {
           // sym[c] on a per-CPU scalar is CPU c's element; on an array, element c.
           return sym.per_cpu ? Element(sym, a, 0, r, error) : Element(sym, 0, a, r, error);
         }
-        const int64_t b = Eval(n.b, r, error);
+        const int64_t b = Eval(Operand(n, 1), r, error);
         return Element(sym, a, b, r, error);
       }
       uint64_t sum = 0;
@@ -124,15 +122,15 @@ int64_t CompiledExpr::Eval(uint32_t i, const ExecutionResult& r, std::string& er
       return r.threads[n.thread].ret;
     }
     case Expr::Kind::kUnary: {
-      const int64_t a = Eval(n.a, r, error);
+      const int64_t a = Eval(Operand(n, 0), r, error);
       if (n.op == Op::kNeg) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
       return !a;
     }
     case Expr::Kind::kBinary: {
-      if (n.op == Op::kAnd) return Eval(n.a, r, error) && Eval(n.b, r, error);
-      if (n.op == Op::kOr) return Eval(n.a, r, error) || Eval(n.b, r, error);
-      const int64_t a = Eval(n.a, r, error);
-      const int64_t b = Eval(n.b, r, error);
+      if (n.op == Op::kAnd) return Eval(Operand(n, 0), r, error) && Eval(Operand(n, 1), r, error);
+      if (n.op == Op::kOr) return Eval(Operand(n, 0), r, error) || Eval(Operand(n, 1), r, error);
+      const int64_t a = Eval(Operand(n, 0), r, error);
+      const int64_t b = Eval(Operand(n, 1), r, error);
       const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
       switch (n.op) {
         case Op::kAdd: return static_cast<int64_t>(ua + ub);

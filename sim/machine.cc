@@ -421,17 +421,17 @@ int Machine::Decide() {
     }
     const Decision d = sched_->Choose(ChoiceView(*this));
     const uint64_t b = boundary_++;
+    if (d.kind == DecisionKind::kStep && d.cpu == last_cpu_) {
+      if (fp_on_) fp_.Clear();
+      cpu = last_cpu_;
+      break;
+    }
+    if (d.IsStop()) {  // of any kind: a negative CPU
+      out_->stopped = true;
+      EndExecution();
+      return -1;
+    }
     if (d.kind == DecisionKind::kStep) {
-      if (d.cpu == last_cpu_) {
-        if (fp_on_) fp_.Clear();
-        cpu = last_cpu_;
-        break;
-      }
-      if (d.IsStop()) {
-        out_->stopped = true;
-        EndExecution();
-        return -1;
-      }
       if (fp_on_) fp_.Clear();
       // IsValid for a step, inline: this is every CPU switch.
       if (d.cpu >= num_cpus_ || cpus_[d.cpu].running < 0) InvalidDecision(d, b);

@@ -172,13 +172,16 @@ class CompiledExpr {
     const Expr* src = nullptr;     // names and operator text for error messages
     Expr::Kind kind = Expr::Kind::kConst;
     Op op = Op::kUnknown;
-    bool malformed = false;        // fewer operands than its kind needs
     int64_t value = 0;
     int sym = -1;                  // kSymbol/kIndex/kSum: Program::symbols index; -1 if unknown
     int thread = -1;               // kRet; -1 if unknown
-    uint32_t a = 0, b = 0;         // operand nodes
+    uint8_t num_operands = 0;      // compiled operands (the first two of Expr::args)
+    uint32_t operands[2] = {0, 0};
   };
   uint32_t Compile(const Expr& e);
+  // Operand k of `n`; throws std::out_of_range if the tree has no such operand
+  // (as Expr::args.at(k) does).
+  static uint32_t Operand(const Node& n, int k);
   int64_t Eval(uint32_t node, const ExecutionResult& r, std::string& error) const;
   int64_t Element(const Symbol& sym, int64_t cpu, int64_t index, const ExecutionResult& r, std::string& error) const;
   const Scenario* s_;
