@@ -994,6 +994,54 @@ inline uint64_t EffectiveAddress(const Instr& in, const int64_t* r) {
 // A memory instruction's access width in bytes.
 inline int AccessBytes(Op op) { return (op == Op::kLd32 || op == Op::kSt32) ? 4 : 8; }
 
+// A memory instruction's effect on the registers and on the bytes at `p` (its
+// address, already checked): the one definition Step and RunPlain share.
+// Returns true if it stored, with the value stored in `stored` (zero-extended
+// for st32); a failed cas stores nothing.
+inline bool MemoryOp(const Instr& in, int64_t* r, uint8_t* p, int64_t& stored) {
+  uint64_t old = 0;
+  switch (in.op) {
+    case Op::kLd:
+      std::memcpy(&old, p, 8);
+      r[in.rd] = static_cast<int64_t>(old);
+      return false;
+    case Op::kLd32:
+      std::memcpy(&old, p, 4);
+      r[in.rd] = static_cast<int64_t>(old);
+      return false;
+    case Op::kSt:
+      stored = r[in.rt];
+      std::memcpy(p, &stored, 8);
+      return true;
+    case Op::kSt32:
+      stored = static_cast<int64_t>(static_cast<uint32_t>(r[in.rt]));
+      std::memcpy(p, &stored, 4);
+      return true;
+    case Op::kCas: {
+      std::memcpy(&old, p, 8);
+      const bool hit = old == static_cast<uint64_t>(r[in.rt]);
+      if (hit) {
+        stored = r[in.ru];
+        std::memcpy(p, &stored, 8);
+      }
+      r[in.rd] = static_cast<int64_t>(old);
+      return hit;
+    }
+    case Op::kXadd:
+      std::memcpy(&old, p, 8);
+      stored = static_cast<int64_t>(old + static_cast<uint64_t>(r[in.rt]));
+      std::memcpy(p, &stored, 8);
+      r[in.rd] = static_cast<int64_t>(old);
+      return true;
+    default:  // kXchg
+      std::memcpy(&old, p, 8);
+      stored = r[in.rt];
+      std::memcpy(p, &stored, 8);
+      r[in.rd] = static_cast<int64_t>(old);
+      return true;
+  }
+}
+
 inline bool Compare(CmpKind k, int64_t a, int64_t b) {
   const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (k) {
@@ -1058,42 +1106,7 @@ inline Machine::Stop Machine::Step(int t) {
           // The rseq areas are the last region of data memory.
           if (addr + static_cast<uint64_t>(bytes) > area_base_) NoteAreaRead(addr, bytes);
         }
-        switch (in.op) {
-          case Op::kLd:
-          case Op::kLd32: r[in.rd] = static_cast<int64_t>(Load(addr, bytes)); break;
-          case Op::kSt:
-          case Op::kSt32:
-            Store(addr, static_cast<uint64_t>(r[in.rt]), bytes);
-            wrote_addr = addr;
-            wrote_val = bytes == 4 ? static_cast<int64_t>(static_cast<uint32_t>(r[in.rt])) : r[in.rt];
-            break;
-          case Op::kCas: {
-            const uint64_t old = Load(addr, 8);
-            if (old == static_cast<uint64_t>(r[in.rt])) {
-              Store(addr, static_cast<uint64_t>(r[in.ru]), 8);
-              wrote_addr = addr;
-              wrote_val = r[in.ru];
-            }
-            r[in.rd] = static_cast<int64_t>(old);
-            break;
-          }
-          case Op::kXadd: {
-            const uint64_t old = Load(addr, 8);
-            wrote_val = static_cast<int64_t>(old + static_cast<uint64_t>(r[in.rt]));
-            Store(addr, static_cast<uint64_t>(wrote_val), 8);
-            wrote_addr = addr;
-            r[in.rd] = static_cast<int64_t>(old);
-            break;
-          }
-          default: {  // kXchg
-            const uint64_t old = Load(addr, 8);
-            Store(addr, static_cast<uint64_t>(r[in.rt]), 8);
-            wrote_addr = addr;
-            wrote_val = r[in.rt];
-            r[in.rd] = static_cast<int64_t>(old);
-            break;
-          }
-        }
+        if (MemoryOp(in, &r[0], mem_ + (addr - kDataBase), wrote_val)) wrote_addr = addr;
         break;
       }
       case Op::kCall:
@@ -1214,35 +1227,8 @@ uint64_t Machine::RunPlain(int t, uint64_t max_defaults) {
         if (in.op != Op::kSt && in.op != Op::kSt32 && addr + static_cast<uint64_t>(bytes) > area_base) {
           NoteAreaRead(addr, bytes);
         }
-        uint64_t old = 0;
-        switch (in.op) {
-          case Op::kLd:
-          case Op::kLd32:
-            std::memcpy(&old, p, static_cast<size_t>(bytes));
-            r[in.rd] = static_cast<int64_t>(old);
-            break;
-          case Op::kSt: std::memcpy(p, &r[in.rt], 8); break;
-          case Op::kSt32: std::memcpy(p, &r[in.rt], 4); break;
-          case Op::kCas: {
-            std::memcpy(&old, p, 8);
-            if (old == static_cast<uint64_t>(r[in.rt])) std::memcpy(p, &r[in.ru], 8);
-            r[in.rd] = static_cast<int64_t>(old);
-            break;
-          }
-          case Op::kXadd: {
-            std::memcpy(&old, p, 8);
-            const uint64_t sum = old + static_cast<uint64_t>(r[in.rt]);
-            std::memcpy(p, &sum, 8);
-            r[in.rd] = static_cast<int64_t>(old);
-            break;
-          }
-          default: {  // kXchg
-            std::memcpy(&old, p, 8);
-            std::memcpy(p, &r[in.rt], 8);
-            r[in.rd] = static_cast<int64_t>(old);
-            break;
-          }
-        }
+        int64_t stored;
+        MemoryOp(in, r, p, stored);
         break;
       }
       case Op::kCall:

@@ -300,9 +300,7 @@ void RandomScheduler::Reseed(uint64_t seed) {
   for (uint64_t& w : s_) w = SplitMix(x);
 }
 
-
 void RandomScheduler::BeginExecution(const Machine&) { defaults_ahead = SampleQuiet(); }
-
 
 // An injected event at a deviation (the rarer kind, kept out of Choose's
 // path for CPU switches): false if the drawn kind has no possible target
