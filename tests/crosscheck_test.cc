@@ -19,6 +19,7 @@
 #include <Zydis/Zydis.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -362,7 +363,7 @@ TEST(Crosscheck, PrototypeTableOnTheKernel) {
       SCOPED_TRACE(row.name + " " + kind);
       RealResult real = run_cell({{row.pc, event(kind)}});
       ExecutionResult k = AsExecutionResult(s, real);
-      ASSERT_TRUE(real.completed) << real.harness_error;
+      ASSERT_TRUE(real.completed()) << real.harness_error;
       EXPECT_EQ(k.verdict, Verdict::kPass);
       // The abort happens exactly inside [start_ip, start_ip + post_commit_offset).
       EXPECT_EQ(k.threads[0].aborts, row.in_section ? 1u : 0u);
@@ -504,19 +505,105 @@ TEST(Crosscheck, OutcomesLieInTheReachableSet) {
 
 // ---- no process left behind ----
 
-TEST(Crosscheck, TimeoutLeavesNoProcess) {
-  Scenario s = ParseScenario(
-      "scenario spin\ncpus 1\nfunc main\nloop:\n  jmp loop\nend\nthread t entry main cpu 0\n", "spin.rsq");
-  SKIP_IF_NO_HARNESS(s);
-  JitProgram jit(s, JitOptions{});
+// A thread that loops forever (`jmp loop`), on the kernel.
+Scenario Spin() {
+  return ParseScenario("scenario spin\ncpus 1\nfunc main\nloop:\n  jmp loop\nend\nthread t entry main cpu 0\n",
+                       "spin.rsq");
+}
+
+// The plan of one run of thread 0: `steps` IR instructions, then `next_pc`.
+Plan OneRun(uint64_t steps, int64_t next_pc) {
   Plan plan;
   plan.pcs.assign(1, {});
-  plan.actions.push_back(PlanAction{PlanAction::Kind::kRun, 0, 1000000000u, -1, -1});
+  plan.start_cpu.assign(1, 0);
+  PlanAction run;
+  run.kind = PlanAction::Kind::kRun;
+  run.thread = 0;
+  run.steps = steps;
+  run.next_pc = next_pc;
+  plan.actions.push_back(run);
+  return plan;
+}
+
+// Issue 19. Only the watchdog can end this run: the step countdown is 2^60 IR
+// instructions (years at any clock rate), so there is no race between two
+// clocks. (The old test ran 10^9 instructions, which a fast CPU finishes in
+// about 0.29 s, before its 0.3 s deadline: the thread then stopped at the
+// loop and the run was reported completed.) Margin: none needed; the run
+// takes the 0.3 s timeout plus teardown whatever the load.
+TEST(Crosscheck, TimeoutLeavesNoProcess) {
+  Scenario s = Spin();
+  SKIP_IF_NO_HARNESS(s);
+  JitProgram jit(s, JitOptions{});
   TracerOptions to;
   to.timeout_s = 0.3;
-  RealResult r = RunPlan(jit, plan, to);
-  EXPECT_FALSE(r.completed);
-  EXPECT_NE(r.harness_error.find("timed out"), std::string::npos) << r.harness_error;
+  RealResult r = RunPlan(jit, OneRun(uint64_t{1} << 60, -1), to);
+  EXPECT_FALSE(r.completed());
+  EXPECT_EQ(r.end, RunEnd::kHarnessError);
+  EXPECT_EQ(r.harness_error, "timed out after 0.3 s (the watchdog killed the tracee)");
+  EXPECT_EQ(r.divergence, "");
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+}
+
+// The path that was wrong (issue 19): the step countdown ran out while the
+// thread had not returned. The kernel's control flow left the plan (which
+// said: return after 1000 instructions): a result, compared as a
+// disagreement, but not a completed run. Before, `completed` was true.
+TEST(Crosscheck, CountdownBeforeTheEndLeavesThePlanNotCompleted) {
+  Scenario s = Spin();
+  SKIP_IF_NO_HARNESS(s);
+  JitProgram jit(s, JitOptions{});
+  const Plan plan = OneRun(1000, -1);
+  RealResult r = RunPlan(jit, plan);
+  EXPECT_FALSE(r.completed());
+  EXPECT_EQ(r.end, RunEnd::kLeftPlan);
+  EXPECT_EQ(r.harness_error, "");
+  EXPECT_EQ(r.divergence, "t did not return after 1000 instructions: it is at " + s.program.DescribeIndex(0));
+  ExecutionResult sim;
+  sim.threads.resize(1);
+  sim.threads[0].exited = true;
+  EXPECT_EQ(CompareRuns(s, sim, plan, r).rfind("control flow: t did not return", 0), 0u) << CompareRuns(s, sim, plan, r);
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+}
+
+// A plan that runs out while a thread has neither returned nor met a
+// verdict (next_pc -2: "the run ends") did not finish: a harness error with
+// the reason, never a completed run. Before, `completed` was true and the
+// half-run compared as if it were the end.
+TEST(Crosscheck, PlanEndingWithAThreadMidwayIsAHarnessError) {
+  Scenario s = Spin();
+  SKIP_IF_NO_HARNESS(s);
+  JitProgram jit(s, JitOptions{});
+  RealResult r = RunPlan(jit, OneRun(1000, -2));
+  EXPECT_EQ(r.end, RunEnd::kHarnessError);
+  EXPECT_EQ(r.harness_error, "the run ended while t had neither returned nor met a verdict (stopped at " +
+                                 s.program.DescribeIndex(0) + ")");
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+}
+
+// A tracee killed on request (KillCurrentTracee(), the CLI's Ctrl-C) is an
+// interrupted run, a harness error: not a "killed" verdict of a completed
+// run, as it was. The killer retries every 1 ms until the run returns; the
+// countdown (2^60) cannot end the run and the 60 s timeout is 10^4 times the
+// killer's period.
+TEST(Crosscheck, KillOnRequestIsAHarnessErrorNotAVerdict) {
+  Scenario s = Spin();
+  SKIP_IF_NO_HARNESS(s);
+  JitProgram jit(s, JitOptions{});
+  std::atomic<bool> returned{false};
+  std::thread killer([&returned] {
+    while (!returned.load()) {
+      KillCurrentTracee();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  TracerOptions to;
+  to.timeout_s = 60;
+  RealResult r = RunPlan(jit, OneRun(uint64_t{1} << 60, -1), to);
+  returned = true;
+  killer.join();
+  EXPECT_EQ(r.end, RunEnd::kHarnessError);
+  EXPECT_EQ(r.harness_error, "interrupted: the tracee was killed on request");
   EXPECT_EQ(OurChildren(), std::vector<std::string>{});
 }
 
@@ -546,6 +633,8 @@ TEST(Crosscheck, CtrlCLeavesNoProcess) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   testing::Interrupt intr;
   intr.enabled = true;
+  // Margin: the SIGINT comes 0.7 s after the handler is installed, into a
+  // run of 10^6 samples (over 15 minutes at ~1,000 kernel runs/s).
   intr.after_s = 0.7;
   testing::CliResult res = testing::RunCli({"crosscheck", "percpu_list", "--samples", "1000000"}, intr);
   EXPECT_EQ(res.code, 3) << res.err;
@@ -595,6 +684,36 @@ TEST(CrosscheckCli, UnavailableExitsSeventySeven) {
       testing::RunCli({"crosscheck", "percpu_counter", "-D", "CPUS=" + std::to_string(cpus + 1)});
   EXPECT_EQ(res.code, 77) << res.out << res.err;
   EXPECT_NE(res.out.find("skipped:"), std::string::npos) << res.out;
+}
+
+// A cross-check that compared nothing (here every schedule of an endless
+// loop hits the simulator's step limit) says so plainly and exits 5, never 0
+// with "0 with disagreements" (issue 19).
+TEST(CrosscheckCli, NothingComparedSaysSoAndExitsFive) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("cli_spin.rsq")), "cli_spin.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 0;
+  o.max_single_events = 5;
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.compared, 0u);
+  EXPECT_EQ(r.not_comparable, 6u);  // the default execution + 5 sampled single events
+  EXPECT_TRUE(ComparedNothing(r));
+  EXPECT_NE(FormatReportLine(r).find("NOTHING COMPARED"), std::string::npos) << FormatReportLine(r);
+  EXPECT_NE(FormatReportJson(r).find("\"nothing_compared\":true"), std::string::npos) << FormatReportJson(r);
+
+  testing::CliResult res = testing::RunCli(
+      {"crosscheck", testing::Fixture("cli_spin.rsq"), "--samples", "0", "--max-single-events", "5"});
+  EXPECT_EQ(res.code, 5) << res.out << res.err;
+  EXPECT_NE(res.out.find("1 compared NOTHING"), std::string::npos) << res.out;
+  EXPECT_NE(res.out.find("Nothing was compared for 1 scenario: no kernel run was checked against the simulator "
+                         "there, so this is not agreement (exit 5)."),
+            std::string::npos)
+      << res.out;
+  // A cross-check that compared something does not say it.
+  testing::CliResult ok = testing::RunCli({"crosscheck", "percpu_counter", "--samples", "0", "--max-single-events", "5"});
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_EQ(ok.out.find("NOTHING"), std::string::npos) << ok.out;
 }
 
 TEST(CrosscheckCli, BadUsageExitsTwo) {
@@ -667,7 +786,7 @@ TEST(Crosscheck, TracemeFailureInTheTraceeIsUnavailableNotAResult) {
   SKIP_IF_NO_HARNESS(s);
   const std::string got = InFilteredChild(__NR_ptrace, EPERM, [&s] {
     const RealResult r = RunDefault(s).real;
-    return "completed=" + std::to_string(r.completed) + " unavailable=" + r.unavailable +
+    return "completed=" + std::to_string(r.completed()) + " unavailable=" + r.unavailable +
            (OurChildren().empty() ? "|clean" : "|left behind");
   });
   EXPECT_EQ(got, "completed=0 unavailable=PTRACE_TRACEME failed in the tracee (ptrace not permitted)|clean");
@@ -677,7 +796,9 @@ TEST(Crosscheck, TracemeFailureInTheTraceeIsUnavailableNotAResult) {
 
 // Runs the harness kills at a 1 us timeout say nothing about the model: they
 // are counted as harness errors (exit 4 when nothing disagrees), never as
-// disagreements, and are not in `compared`.
+// disagreements, and are not in `compared`. Margin: a run takes about 1 ms
+// (fork, setup, reaping), 1000 times the timeout, and one of the 21 runs
+// timing out is enough.
 TEST(Crosscheck, TimeoutIsAHarnessErrorNotADisagreement) {
   Scenario s = Builtin("percpu_counter");
   SKIP_IF_NO_HARNESS(s);
@@ -739,7 +860,7 @@ TEST(Crosscheck, MoreThanSixtyFourObservationsAgree) {
   EXPECT_GE(r.agreements, 30u);
   // The kernel run stores all 200, in order.
   const RealResult real = RunDefault(s).real;
-  ASSERT_TRUE(real.completed) << real.harness_error;
+  ASSERT_TRUE(real.completed()) << real.harness_error;
   ASSERT_EQ(real.threads[0].observed.size(), 200u);
   EXPECT_EQ(real.threads[0].observed[199].second, 199);
 }
@@ -755,7 +876,7 @@ TEST(Crosscheck, ObservationsPastTheCapacityAreAHarnessLimit) {
   const ExecutionResult& r = run.sim;
   const Plan& plan = run.plan;
   const RealResult& real = run.real;
-  EXPECT_FALSE(real.completed);
+  EXPECT_FALSE(real.completed());
   EXPECT_NE(real.harness_error.find("harness limit: t made 200 observations, more than the 8"), std::string::npos)
       << real.harness_error;
   ASSERT_EQ(real.threads[0].observed.size(), 8u);

@@ -23,8 +23,12 @@
 namespace rseqmc::harness::internal {
 
 // Sends SIGKILL to process `pid` once `seconds` (wall clock) have passed,
-// unless destroyed first. Reaping the child stays the owner's job. Throws
-// std::system_error if its thread cannot be started.
+// unless disarmed (or destroyed) first. Reaping the child stays the owner's
+// job. Throws std::system_error if its thread cannot be started.
+//
+// Disarm() makes the outcome final: after it returns, the watchdog has either
+// fired (and says so) or never will. Reading fired() while it is still armed
+// races with the deadline; decisions about a run use Disarm().
 class Watchdog {
  public:
   Watchdog(pid_t pid, double seconds) : pid_(pid) {
@@ -36,18 +40,24 @@ class Watchdog {
       }
     });
   }
-  ~Watchdog() {
+  ~Watchdog() { Disarm(); }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Stops the deadline (joins the thread) and returns whether it had fired,
+  // i.e. whether the SIGKILL was sent. Idempotent.
+  bool Disarm() {
     {
       std::lock_guard lk(mu_);
       done_ = true;
     }
     cv_.notify_all();
-    th_.join();
+    if (th_.joinable()) th_.join();
+    return fired_;
   }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
 
-  // True once the deadline passed and the SIGKILL was sent.
+  // True once the deadline passed and the SIGKILL was sent (final only after
+  // Disarm()).
   bool fired() const { return fired_; }
 
  private:

@@ -196,11 +196,11 @@ bool NoteHarnessTrouble(const RealResult& real, const std::string& token, Crossc
     rep.skipped = real.unavailable + "; deterministic and outcomes modes need ptrace, --mode stress does not";
     return true;
   }
-  if (real.completed) return false;
+  if (real.end != RunEnd::kHarnessError) return false;
   ++rep.harness_errors;
   if (rep.harness_error_details.size() < 5) {
     rep.harness_error_details.push_back(
-        {token, real.harness_error.empty() ? std::string("incomplete run") : real.harness_error, ""});
+        {token, real.harness_error, ""});
   }
   return true;
 }
@@ -446,7 +446,7 @@ std::string Num(double v, int prec) {
 }  // namespace
 
 std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Plan& plan, const RealResult& real) {
-  if (!real.completed) return "harness: " + (real.harness_error.empty() ? std::string("incomplete run") : real.harness_error);
+  if (real.end == RunEnd::kHarnessError) return "harness: " + real.harness_error;
   if (!real.divergence.empty()) return "control flow: " + real.divergence;
   const ExecutionResult e = AsExecutionResult(s, real);
   if (e.verdict != sim.verdict) {
@@ -596,6 +596,10 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
   return rep;
 }
 
+bool ComparedNothing(const CrosscheckReport& r) {
+  return r.skipped.empty() && !r.interrupted && r.compared == 0;
+}
+
 std::string FormatReportLine(const CrosscheckReport& r) {
   std::ostringstream o;
   o << std::left << std::setw(28) << r.scenario << " " << std::setw(13) << r.mode;
@@ -635,6 +639,7 @@ std::string FormatReportLine(const CrosscheckReport& r) {
   if (r.coverage >= 0) o << ", coverage " << r.seen << "/" << r.reachable << " = " << Num(100 * r.coverage, 1) << "%";
   o << ", " << Num(r.elapsed_s, 2) << " s (" << Num(r.runs_per_s, 0) << " kernel runs/s)";
   if (r.interrupted) o << " [interrupted]";
+  if (ComparedNothing(r)) o << "\n  NOTHING COMPARED: no kernel run was checked against the simulator (not agreement)";
   if (!r.note.empty()) o << "\n  note: " << r.note;
   return o.str();
 }
@@ -646,6 +651,7 @@ std::string FormatReportJson(const CrosscheckReport& r) {
     << ",\"rseq_size\":" << r.rseq_size << ",\"rseq_registration\":" << JsonQuote(r.rseq_registration) << ",\"compared\":" << r.compared << ",\"agreements\":" << r.agreements
     << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky
     << ",\"harness_errors\":" << r.harness_errors
+    << ",\"nothing_compared\":" << (ComparedNothing(r) ? "true" : "false")
     << ",\"not_comparable\":" << r.not_comparable << ",\"single_events\":" << r.single_events_run
     << ",\"single_events_total\":" << r.single_events_total << ",\"coverage\":";
   if (r.coverage >= 0) {

@@ -115,10 +115,17 @@ std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Pla
 // `uname -r`.
 std::string KernelRelease();
 
+// True when the scenario ran (not skipped, not interrupted) but no schedule or
+// run was compared with the simulator (e.g. every schedule hit the simulator's
+// step limit): no evidence, which reports and the CLI must not show as
+// agreement (issue 19; `rseqmc crosscheck` exits 5).
+bool ComparedNothing(const CrosscheckReport& r);
+
 // One line per scenario: name, mode, compared, agreements, disagreements, coverage, time.
 std::string FormatReportLine(const CrosscheckReport& r);
 // One JSON object, one line (keys: scenario, mode, kernel_release, kernel_model,
 // rseq_size, compared, agreements, disagreements, flaky, harness_errors,
+// nothing_compared (ComparedNothing()),
 // coverage, elapsed_s, runs_per_s, skipped, and for stress the stress figures,
 // the disagreements (`details`) and `harness_error_details`).
 std::string FormatReportJson(const CrosscheckReport& r);

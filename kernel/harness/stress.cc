@@ -331,7 +331,7 @@ StressReport RunStress(const Scenario& s, const StressOptions& opt) {
   try {
     internal::Watchdog wd(pid, opt.timeout_s);
     AwaitExit(pid);
-    timed_out = wd.fired();
+    timed_out = wd.Disarm();
   } catch (...) {  // the watchdog's thread could not start
     kill(pid, SIGKILL);
     SetCurrentTracee(0);

@@ -252,6 +252,9 @@ JitProgram* g_jit = nullptr;  // set by RunPlan before fork; read by the child
 bool g_need_ipi_helper = false;  // likewise: the run injects membarrier IPIs
 thread_local ThreadRecord* tl_rec = nullptr;
 std::atomic<pid_t> g_tracee{0};
+// Set by KillCurrentTracee(): the tracee's SIGKILL was a request (Ctrl-C), not
+// the scenario's doing. Reset by each Session before it forks.
+std::atomic<bool> g_kill_requested{false};
 constexpr int kExitTracemeFailed = 112;  // the tracee's exit status when PTRACE_TRACEME fails
 
 constexpr int kMembarrierCmdPrivateExpeditedRseq = 1 << 7;
@@ -371,7 +374,19 @@ std::string Hex(uint64_t v) {
 
 void KillCurrentTracee() {
   const pid_t p = g_tracee.load();
-  if (p > 0) kill(p, SIGKILL);
+  if (p > 0) {
+    g_kill_requested.store(true);
+    kill(p, SIGKILL);
+  }
+}
+
+const char* RunEndName(RunEnd e) {
+  switch (e) {
+    case RunEnd::kCompleted: return "completed";
+    case RunEnd::kLeftPlan: return "left the plan";
+    case RunEnd::kHarnessError: break;
+  }
+  return "harness error";
 }
 
 std::string PtraceUnavailableReason() {
@@ -497,6 +512,7 @@ class Session {
     const int fork_errno = errno;
     if (restrict) sched_setaffinity(0, sizeof(saved), &saved);
     if (pid_ < 0) throw HarnessError(std::string("fork failed: ") + std::strerror(fork_errno));
+    g_kill_requested = false;
     g_tracee = pid_;
     wd_ = std::make_unique<internal::Watchdog>(pid_, opt.timeout_s);
     timeout_s_ = opt.timeout_s;
@@ -520,8 +536,10 @@ class Session {
   std::vector<bool> plain, done;
   std::vector<bool> resumed_plainly;  // the last resume let the kernel see the stop (an event is due)
   bool dead = false;
-  int term_signal = 0;
+  int term_signal = 0;       // the tracee's death: the signal that killed it (0: it exited)
+  int exit_status = 0;       // or its exit status
   bool assert_failed = false;
+  bool death_expected = false;  // the running plan action expects the process to die (kExpectDeath)
 
   void Log(std::string line) { res_.log.push_back(std::move(line)); }
   void Fail(std::string why) {
@@ -542,6 +560,7 @@ class Session {
   void NoteDeath(int st) {
     dead = true;
     if (WIFSIGNALED(st)) term_signal = WTERMSIG(st);
+    if (WIFEXITED(st)) exit_status = WEXITSTATUS(st);
   }
   static bool WaitAny(pid_t* tid, int* st) {
     for (;;) {
@@ -791,19 +810,57 @@ class Session {
     }
   }
 
+  // Ends the run: disarms the watchdog (from here on it has fired or never
+  // will), copies the records, and decides res_.end by RunEnd's rule
+  // (tracer.h). Called once, after the plan's loop.
   void Collect() {
-    if (!dead && res_.harness_error.empty()) res_.completed = true;
-    if (wd_->fired()) {
-      res_.completed = false;
-      Fail("timed out after " + std::to_string(timeout_s_) + " s");
-    }
-    internal::CollectRecords(jit_, res_);
+    const bool timed_out = wd_->Disarm();
+    const bool interrupted = g_kill_requested.load();
+    internal::CollectRecords(jit_, res_);  // may find a harness limit (observation slots)
     if (dead && term_signal != 0 && res_.verdict == Verdict::kPass) {
       res_.verdict = term_signal == SIGSEGV ? Verdict::kSigsegv : Verdict::kKilled;
       res_.message = "the tracee was killed by " + SignalName(term_signal);
-      if (!wd_->fired()) res_.completed = res_.harness_error.empty();
     }
-    if (!res_.harness_error.empty()) res_.completed = false;  // e.g. a harness limit CollectRecords found
+    res_.end = DecideEnd(timed_out, interrupted);
+  }
+
+  // RunEnd's rule; sets res_.harness_error when the answer is kHarnessError.
+  RunEnd DecideEnd(bool timed_out, bool interrupted) {
+    if (timed_out) {
+      std::ostringstream o;
+      o << "timed out after " << timeout_s_ << " s (the watchdog killed the tracee)";
+      res_.harness_error = o.str();  // the cause of whatever else went wrong
+      return RunEnd::kHarnessError;
+    }
+    if (interrupted) {
+      res_.harness_error = "interrupted: the tracee was killed on request";
+      return RunEnd::kHarnessError;
+    }
+    if (!res_.harness_error.empty()) return RunEnd::kHarnessError;
+    if (dead) {
+      if (term_signal == 0) {
+        res_.harness_error = "the tracee exited with status " + std::to_string(exit_status) +
+                             " outside the scenario's control";
+        return RunEnd::kHarnessError;
+      }
+      if (term_signal == SIGKILL && !death_expected) {
+        res_.harness_error =
+            "the tracee was killed by a SIGKILL that neither the harness nor the plan sent (the OOM killer, "
+            "another process)";
+        return RunEnd::kHarnessError;
+      }
+      return RunEnd::kCompleted;  // a verdict of the scenario (or a different one: compared)
+    }
+    if (assert_failed) return RunEnd::kCompleted;
+    if (!res_.divergence.empty()) return RunEnd::kLeftPlan;
+    for (int t = 0; t < n_; ++t) {
+      if (done[t]) continue;
+      res_.harness_error =
+          "the run ended while " + s_.threads[t].name + " had neither returned nor met a verdict (stopped at " +
+          (at_pc[t] >= 0 ? s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) : std::string("?")) + ")";
+      return RunEnd::kHarnessError;
+    }
+    return RunEnd::kCompleted;
   }
 
   // Kills the tracee and reaps it and its traced threads, waiting only for
@@ -814,6 +871,10 @@ class Session {
   // (a thread stays listed until it is released), then the leader.
   void Teardown() {
     if (pid_ <= 0) return;
+    // No KillCurrentTracee() nor watchdog kill from here on: once reaped, the
+    // pid may be reused.
+    g_tracee = 0;
+    if (wd_) wd_->Disarm();
     kill(pid_, SIGKILL);
     int st;
     for (;;) {
@@ -852,7 +913,6 @@ class Session {
       }
     }
     wd_.reset();
-    g_tracee = 0;
     pid_ = 0;
   }
 
@@ -915,6 +975,7 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
       res.divergence = who + " was to run " + std::to_string(a.steps) + " more instructions but had returned";
       break;
     }
+    ss.death_expected = a.next_pc == kExpectDeath;
     if (!ss.Resume(t, a.steps, ss.plain[t])) {
       ss.Fail("resuming " + who + " failed: " + std::strerror(errno));
       ss.dead = true;

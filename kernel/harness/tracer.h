@@ -52,7 +52,7 @@ struct PlanAction {
   };
   Kind kind = Kind::kRun;
   int thread = 0;
-  uint32_t steps = 0;
+  uint64_t steps = 0;  // kRun: IR instructions (the JIT's 64-bit step countdown)
   int arg = -1;
   int64_t next_pc = -1;  // kRun: pc of the thread's next instruction; -1 = it exits; -2 = the run ends;
                          // kExpectDeath = the kernel kills the process when the thread resumes
@@ -93,14 +93,31 @@ struct RealThread {
   std::vector<uint32_t> pcs;  // executed IR instructions
 };
 
+// How a kernel run ended. The rule (issue 19): a run is kCompleted only when
+// every thread reached its end trap (it returned), or the process ended with
+// a verdict the scenario can produce: a failed assert, or death by a signal
+// the harness did not send (a fault, an rseq kill; SIGKILL only where the plan
+// expected the process to die, since the harness's own kills and the outside
+// world's, e.g. the OOM killer, use it too). A run in which a thread stopped
+// under the tracer's control somewhere the plan does not have it is
+// kLeftPlan: a result (the kernel's control flow differs, `divergence` says
+// where), compared as a disagreement. Anything else is kHarnessError with the
+// reason in `harness_error`: the watchdog's timeout, an interruption, a
+// SIGKILL nobody in the scenario sent, a ptrace or tracee failure, a harness
+// limit, or a plan that ran out while a thread had neither returned nor met a
+// verdict. A harness error wins over the other two.
+enum class RunEnd : uint8_t { kHarnessError, kCompleted, kLeftPlan };
+const char* RunEndName(RunEnd e);  // "harness error", "completed", "left the plan"
+
 struct RealResult {
-  bool completed = false;      // the plan ran to its end under control
-  std::string harness_error;   // why not (timeout, ptrace failure, interrupted, observation capacity)
+  RunEnd end = RunEnd::kHarnessError;  // see RunEnd; Session::Collect() decides it once
+  bool completed() const { return end == RunEnd::kCompleted; }
+  std::string harness_error;   // kHarnessError: why (timeout, ptrace failure, interrupted, harness limit, ...)
   // Non-empty: the tracee could not be traced at all (PTRACE_TRACEME failed
   // in it: seccomp, a tracer of our own, yama): the machine cannot run the
   // harness, so the run is no result. Also sets harness_error.
   std::string unavailable;
-  std::string divergence;      // where the real run left the plan ("" = it followed it)
+  std::string divergence;      // kLeftPlan: where the real run left the plan ("" = it followed it)
   Verdict verdict = Verdict::kPass;
   std::string message;
   std::vector<uint8_t> memory;  // data symbols
@@ -110,7 +127,9 @@ struct RealResult {
 };
 
 struct TracerOptions {
-  double timeout_s = 10;  // per run
+  // Wall-clock limit of one run, in seconds: the watchdog SIGKILLs the tracee
+  // then, and the run is a harness error ("timed out after ...").
+  double timeout_s = 10;
 };
 
 // Checks that this process can run the harness: x86-64, rseq registered or

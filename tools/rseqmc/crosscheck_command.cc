@@ -37,6 +37,10 @@ constexpr int kExitUnavailable = 77;  // rseq or ptrace unavailable (automake's 
 // limit) and no run disagreed: inconclusive, neither a pass nor evidence
 // against the model.
 constexpr int kExitHarnessErrors = 4;
+// A scenario ran but compared nothing (every schedule hit the simulator's step
+// limit, ...) and nothing disagreed and no run failed: no evidence either way,
+// which must not read as agreement (issue 19).
+constexpr int kExitNothingCompared = 5;
 
 // Bounds of the numeric flags (documented in --help).
 constexpr uint64_t kMaxEventsLimit = 1000;
@@ -101,7 +105,8 @@ std::string CrosscheckHelp() {
        "stores) is no evidence about the model: it is counted as a harness error, not as a disagreement.\n"
        "Exit status: 0 all agree, 1 a disagreement, 2 usage or input error, 3 interrupted,\n"
        "4 harness errors and no disagreement (inconclusive: retry, e.g. with a larger --timeout),\n"
-       "77 rseq or ptrace unavailable for every scenario (the reason is printed; --mode stress needs no ptrace).\n\n"
+       "5 a scenario ran but compared nothing (e.g. every schedule hit the simulator's step limit):\n"
+       "  no evidence, not agreement,\n"       "77 rseq or ptrace unavailable for every scenario (the reason is printed; --mode stress needs no ptrace).\n\n"
     << Options();
   return o.str();
 }
@@ -255,7 +260,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   sa.sa_handler = OnCrosscheckSigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old);
-  int disagreements = 0, skipped_unavailable = 0, ran = 0, with_harness_errors = 0;
+  int disagreements = 0, skipped_unavailable = 0, ran = 0, with_harness_errors = 0, nothing_compared = 0;
   bool interrupted = false;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     const Scenario& s = scenarios[i];
@@ -273,6 +278,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     }
     if (r.disagreements) ++disagreements;
     if (r.harness_errors && r.skipped.empty()) ++with_harness_errors;
+    if (harness::ComparedNothing(r)) ++nothing_compared;
     if (json) {
       std::cout << harness::FormatReportJson(r) << "\n";
     } else {
@@ -302,12 +308,20 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
               << ", rseq registration " << (__rseq_size ? "glibc (" + std::to_string(__rseq_size) + " bytes)" : std::string("own (32 bytes)")) << ": "
               << ran << " scenarios cross-checked, " << disagreements << " with disagreements"
               << (with_harness_errors ? ", " + std::to_string(with_harness_errors) + " with harness errors" : "")
+              << (nothing_compared ? ", " + std::to_string(nothing_compared) + " compared NOTHING" : "")
               << (skipped_unavailable ? ", " + std::to_string(skipped_unavailable) + " skipped" : "")
               << (interrupted ? ", INTERRUPTED" : "") << ".\n";
+    if (nothing_compared) {
+      std::cout << "Nothing was compared for " << nothing_compared
+                << (nothing_compared == 1 ? " scenario" : " scenarios")
+                << ": no kernel run was checked against the simulator there, so this is not agreement (exit "
+                << kExitNothingCompared << ").\n";
+    }
   }
   if (interrupted) return kExitInterrupted;
   if (disagreements) return kExitFail;
   if (with_harness_errors) return kExitHarnessErrors;
+  if (nothing_compared) return kExitNothingCompared;
   if (ran == 0 && skipped_unavailable > 0) return kExitUnavailable;
   return kExitPass;
 }
