@@ -64,10 +64,19 @@ StressOptions TestOptions(uint64_t seed) {
   return o;
 }
 
+// Storms at the CLI's default pace (100 us). Margin: this run takes 0.04 s
+// here even at load average 35 on 2 CPUs (0.01 s quiet); the 120 s timeout
+// is only a hang guard. (At the library's 10 us pace the signal storm starves
+// the workers on a loaded host: 1.6 M operations took 9 s to over 30 s at
+// load 24-35, so the pace, not the timeout, is what keeps this test
+// independent of the host's load.)
 TEST(StressTest, PercpuCounterSumIsExactUnderStorms) {
   const Scenario s = Builtin("percpu_counter", {{"THREADS", 8}, {"OPS", 200000}});
   SKIP_IF_NO_HARNESS(s);
-  const StressReport r = RunStress(s, TestOptions(1));
+  StressOptions o = TestOptions(1);
+  o.storm_interval_us = 100;
+  o.timeout_s = 120;
+  const StressReport r = RunStress(s, o);
   std::cout << "[ percpu_counter 8x200000 ] " << Figures(r) << "\n";
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
   EXPECT_TRUE(r.completed);
@@ -149,6 +158,8 @@ thread w * 2 entry worker cpu (i % 2) affinity all
   EXPECT_TRUE(NoChildLeft());
 }
 
+// Only the watchdog can end this run: 2^40 operations per thread take hours
+// at any rate (this machine: ~10^8 ops/s in total), against a 0.3 s timeout.
 TEST(StressTest, TimeoutKillsAndReapsTheChild) {
   const Scenario s = Builtin("percpu_counter", {{"THREADS", 4}, {"OPS", int64_t{1} << 40}});
   SKIP_IF_NO_HARNESS(s);
@@ -162,6 +173,8 @@ TEST(StressTest, TimeoutKillsAndReapsTheChild) {
   EXPECT_TRUE(NoChildLeft());
 }
 
+// The killer retries every 50 ms; 2^40 operations per thread cannot finish
+// first, and the 30 s timeout is 600 times the killer's period.
 TEST(StressTest, KillCurrentTraceeStopsTheRun) {
   const Scenario s = Builtin("percpu_counter", {{"THREADS", 4}, {"OPS", int64_t{1} << 40}});
   SKIP_IF_NO_HARNESS(s);
@@ -184,7 +197,10 @@ TEST(StressTest, KillCurrentTraceeStopsTheRun) {
 
 // A storm pause of a whole second ends when the last worker returns: the run
 // takes the workers' time, not the pause's (storms used to sleep it out, and
-// a huge interval hung the run until its timeout).
+// a huge interval hung the run until its timeout). Margin: the fault makes
+// the run last at least the 1 s pause; the run itself (fork, 4 x 1000
+// operations, reaping) takes about 10 ms here even at load average 25, so the
+// 1 s bound leaves a busy machine 100 times that.
 TEST(StressTest, LongStormIntervalEndsWithTheWorkers) {
   const Scenario s = Builtin("percpu_counter", {{"THREADS", 4}, {"OPS", 1000}});
   SKIP_IF_NO_HARNESS(s);
@@ -196,7 +212,7 @@ TEST(StressTest, LongStormIntervalEndsWithTheWorkers) {
   EXPECT_TRUE(r.completed) << Figures(r);
   EXPECT_EQ(r.verdict, Verdict::kPass) << Figures(r);
   EXPECT_EQ(CounterSum(s, r), 4 * 1000);
-  EXPECT_LT(wall, 0.5) << Figures(r);
+  EXPECT_LT(wall, 1.0) << Figures(r);
   EXPECT_TRUE(NoChildLeft());
 }
 

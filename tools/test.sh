@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds rseqmc and runs every test: installs missing packages, then
-#   1. build/       warnings as errors, ctest;
+#   1. build/       warnings as errors, ctest; then the kernel-harness tests
+#      (JIT, cross-check, stress) once more, each repeated until it fails, at
+#      most 3 times: they race real threads and clocks, so a flaky one shows
+#      here rather than in the next session's CI run;
 #   2. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer, ctest;
 #   3. the parser fuzzer for RSEQMC_FUZZ_SECONDS (default 30; 0 skips it), when
 #      clang and tools/fuzz-parser.sh exist.
@@ -17,6 +20,10 @@ echo "== build (warnings as errors)"
 cmake -S . -B build -G Ninja -DRSEQMC_WERROR=ON
 cmake --build build
 ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== kernel-harness tests again (--repeat until-fail:3)"
+# The names of tests/CMakeLists.txt's RSEQMC_KERNEL_TESTS (they run serially).
+ctest --test-dir build --output-on-failure --repeat until-fail:3 \
+  -R '^(Jit|Crosscheck|CrosscheckCli|CrosscheckProperty|CrosscheckReplay|StressTest)\.'
 
 echo "== build-asan (ASan + UBSan)"
 cmake -S . -B build-asan -G Ninja -DRSEQMC_SANITIZE=ON -DRSEQMC_BENCH=OFF
