@@ -12,6 +12,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "import/elf_object.h"
+#include "import/lift.h"
 #include "scenarios/syntax.h"
 #include "sim/builder.h"
 #include "sim/diag.h"
@@ -150,6 +152,7 @@ class Parser {
   void ParseThread(const Token& kw);
   void ParseSignal(const Token& kw);
   void ParseExpect(const Token& kw);
+  void ParseImport(const Token& kw);
   void Finish();
 
   // --- instruction operands ----------------------------------------------------
@@ -199,6 +202,7 @@ class Parser {
     SourceLoc loc;
   };
   std::vector<PendingProperty> properties_;
+  std::vector<import::ImportedFunction> imported_;  // from `import` statements
 };
 
 // ---------------------------------------------------------------------------
@@ -516,7 +520,9 @@ Scenario Parser::ParseFile() {
   }
   Finish();
   try {
-    return b_->Build();
+    Scenario s = b_->Build();
+    import::FinishImport(imported_, s);
+    return s;
   } catch (const InputError& e) {
     // Builder and validation errors carry positions but not the text.
     throw InputError(e.file(), e.loc(), e.message(), SourceLine(e.loc().line), e.hint());
@@ -535,7 +541,7 @@ void Parser::Statement() {
   }
   static const std::vector<std::string> kStatements = {"scenario", "description", "cpus",   "nodes",   "const",
                                                        "var",      "percpu",      "scratch", "func",   "thread",
-                                                       "signal",   "property",    "expect"};
+                                                       "signal",   "property",    "expect",   "import"};
   static const std::set<std::string> kOnce = {"scenario", "description", "cpus", "nodes", "expect"};
   if (kOnce.count(word)) {
     auto [it, inserted] = statement_lines_.emplace(word, kw.loc.line);
@@ -593,11 +599,46 @@ void Parser::Statement() {
     properties_.push_back({std::move(n.e), std::string(lines_[line_ - 1].substr(from, to - from)), first.loc});
   } else if (word == "expect") {
     ParseExpect(kw);
+  } else if (word == "import") {
+    ParseImport(kw);
   } else {
     std::string hint = DidYouMean(word, kStatements);
     if (hint.empty() && syntax::LookupMnemonic(word)) hint = "instructions go inside `func NAME` ... `end`";
     if (hint.empty()) hint = "statements are: " + JoinNames(kStatements, 20);
     Error(kw.loc, "unknown statement '" + word + "'", hint);
+  }
+}
+
+// import "FILE" function NAME { ',' NAME }: lifts the named functions of an
+// x86-64 ELF file (import/lift.h); FILE is relative to the scenario's folder.
+void Parser::ParseImport(const Token& kw) {
+  (void)kw;
+  if (Peek().kind != Tok::kString) {
+    Error(Peek().loc, "expected the object file name as a string after `import`, found " + Describe(Peek()),
+          "import \"percpu_ops.o\" function percpu_add");
+  }
+  const Token& file_tok = Next();
+  const SourceLoc file_loc = file_tok.loc;
+  std::string path = file_tok.str;
+  const size_t slash = file_.rfind('/');
+  if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_.substr(0, slash + 1) + path;
+  const Token& fn_kw = ExpectIdent("`function` after the file name");
+  if (fn_kw.text != "function") {
+    Error(fn_kw.loc, "expected `function` after the file name, found " + Describe(fn_kw),
+          "import \"FILE\" function NAME, NAME2");
+  }
+  std::vector<std::string> names;
+  do {
+    names.emplace_back(ExpectIdent("a function name").text);
+  } while (Accept(","));
+  ExpectEnd("the imported function names");
+  try {
+    const import::ElfObject obj = import::ElfObject::Open(path);
+    auto lifted = import::ImportFunctions(obj, names, *b_, file_loc);
+    for (auto& f : lifted) imported_.push_back(std::move(f));
+  } catch (const import::ImportError& e) {
+    Error(file_loc, e.what(),
+          "`rseqmc import " + path + "` lists what can be imported; import/lift.h lists the supported instructions");
   }
 }
 
@@ -889,7 +930,7 @@ void Parser::ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_l
   if (!op) {
     static const std::set<std::string> kTop = {"scenario", "description", "cpus",   "nodes",  "const",
                                                "var",      "percpu",      "scratch", "func",  "thread",
-                                               "signal",   "property",    "expect"};
+                                               "signal",   "property",    "expect",   "import"};
     std::string hint = DidYouMean(word, syntax::AllMnemonics());
     if (kTop.count(word)) {
       hint = "the function opened at line " + std::to_string(func_line) + " is missing its `end`";

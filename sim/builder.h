@@ -198,6 +198,12 @@ class ScenarioBuilder {
 // per-CPU blocks `stride` apart) and sizes. Called by Build() and the parser.
 void LayoutProgram(Program& p, uint32_t num_cpus);
 
+// Address of descriptor d's `struct rseq_cs` in the data image of a laid-out
+// program: after the symbols (each block rounded up to 64 bytes), 32-byte
+// aligned, 32 bytes apart. The simulator places descriptors there
+// (sim/machine.cc); the ELF importer writes it into `lea DESC(%rip)`.
+uint64_t DescriptorAddress(const Program& p, uint32_t d);
+
 // Writes every symbol element's initial value (little-endian, `width` bytes)
 // into `image`, whose byte i holds address kDataBase + i; it must cover every
 // symbol of the laid-out program. The simulator's memory and the real-kernel

@@ -163,6 +163,12 @@ void WriteSymbolImage(const Program& p, uint32_t num_cpus, uint8_t* image) {
   }
 }
 
+uint64_t DescriptorAddress(const Program& p, uint32_t d) {
+  uint64_t end = kDataBase;
+  for (const Symbol& sym : p.symbols) end = std::max(end, sym.address + (sym.size_bytes + 63) / 64 * 64);
+  return (end + 31) / 32 * 32 + kRseqCsBytes * d;
+}
+
 void LayoutProgram(Program& p, uint32_t num_cpus) {
   uint64_t addr = kDataBase;
   for (Symbol& s : p.symbols) {

@@ -226,6 +226,10 @@ struct Program {
   std::vector<CsDescriptor> descriptors;
   std::vector<Symbol> symbols;
   std::vector<std::string> strings;   // observe names, assert messages
+  // Per code index, the machine instruction it was lifted from ("ADDR:  BYTES
+  // MNEMONIC", objdump -d style) at the first IR instruction of each; empty
+  // for code written in the IR (import/lift.h fills it).
+  std::vector<std::string> origin;
 
   int FindFunction(const std::string& name) const;    // -1 if absent
   int FindSymbol(const std::string& name) const;      // -1 if absent

@@ -74,9 +74,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
   properties_.reserve(s.properties.size());
   for (const Property& prop : s.properties) properties_.emplace_back(s, prop.expr);
   // Data image: symbols, then descriptors (32-byte aligned), then rseq areas.
-  uint64_t end = kDataBase;
-  for (const Symbol& sym : p.symbols) end = std::max(end, sym.address + (sym.size_bytes + 63) / 64 * 64);
-  desc_base_ = (end + 31) / 32 * 32;
+  desc_base_ = rseqmc::DescriptorAddress(p, 0);
   area_base_ = desc_base_ + kRseqCsBytes * p.descriptors.size();
   mem_size_ = area_base_ - kDataBase + kRseqAreaBytes * s.threads.size();
   init_mem_.assign(mem_size_, 0);

@@ -246,6 +246,8 @@ std::string Cell(const Scenario& s, const TraceEntry& e) {
         std::string at = SymbolAt(s, static_cast<uint64_t>(e.a));
         c += " => " + (at.empty() ? Hex(static_cast<uint64_t>(e.a)) : at) + "=" + ValueText(s, e.b);
       }
+      // Imported code: the machine instruction this IR instruction begins.
+      if (e.pc < p.origin.size() && !p.origin[e.pc].empty()) c += "  ; " + p.origin[e.pc];
       return c;
     }
     case TraceKind::kSwitchIn:

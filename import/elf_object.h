@@ -1,0 +1,118 @@
+// Reading an ELF object for rseq import: sections, function symbols,
+// relocations, and the rseq descriptors of the librseq/tcmalloc conventions.
+//
+// Every loaded section (SHF_ALLOC) gets a flat address: in a linked file
+// (ET_EXEC, ET_DYN) its sh_addr; in a relocatable object (ET_REL), whose
+// sections all start at 0, a synthetic base (kRelSectionStride apart) so that
+// code in .text and __rseq_failure never collide. Relocations (R_X86_64_64,
+// PC32, PLT32 in .o files; R_X86_64_RELATIVE in .so/PIE files) are resolved
+// against those addresses, the way a linker would (System V x86-64 psABI §4.4).
+//
+// Descriptors are read from section `__rseq_cs`: 32-byte `struct rseq_cs`
+// entries (include/uapi/linux/rseq.h: u32 version, u32 flags, u64 start_ip,
+// u64 post_commit_offset, u64 abort_ip), as librseq's RSEQ_ASM_DEFINE_TABLE
+// emits them; `__rseq_cs_ptr_array` lists pointers to them and
+// `__rseq_exit_point_array` (start_ip, exit_ip) pairs.
+//
+// Errors: every problem (unreadable file, not ELF64 x86-64, a malformed
+// descriptor, a relocation type the importer does not apply) throws
+// ImportError whose message names the file and says what to do.
+#ifndef RSEQMC_IMPORT_ELF_OBJECT_H_
+#define RSEQMC_IMPORT_ELF_OBJECT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rseqmc::import {
+
+// A problem with the imported file; what() is the complete message
+// ("FILE: ..."); the CLI prints it and exits 2.
+class ImportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Distance between the synthetic section bases of a relocatable object.
+inline constexpr uint64_t kRelSectionStride = 0x1000000;
+
+struct Section {
+  std::string name;
+  uint32_t index = 0;        // ELF section header index
+  uint64_t address = 0;      // flat address of its first byte (see above)
+  std::vector<uint8_t> bytes;
+  bool executable = false;   // SHF_EXECINSTR
+};
+
+struct FunctionSymbol {
+  std::string name;
+  uint64_t address = 0;  // flat address of its entry
+  uint64_t size = 0;     // bytes (st_size)
+};
+
+// One `struct rseq_cs` found in __rseq_cs; addresses are flat.
+struct RseqCsEntry {
+  uint64_t address = 0;  // of the descriptor itself
+  uint32_t version = 0;
+  uint32_t flags = 0;
+  uint64_t start_ip = 0;
+  uint64_t post_commit_offset = 0;  // bytes
+  uint64_t abort_ip = 0;
+};
+
+class ElfObject {
+ public:
+  // Reads `path` with libelf. Throws ImportError.
+  static ElfObject Open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  bool relocatable() const { return relocatable_; }
+  const std::vector<Section>& sections() const { return sections_; }
+  const std::vector<FunctionSymbol>& functions() const { return functions_; }
+  const std::vector<RseqCsEntry>& descriptors() const { return descriptors_; }
+  // (start_ip, exit_ip) pairs of __rseq_exit_point_array.
+  const std::vector<std::pair<uint64_t, uint64_t>>& exit_points() const { return exit_points_; }
+
+  // The loaded section holding flat address `a` (nullptr if none).
+  const Section* SectionAt(uint64_t a) const;
+  const FunctionSymbol* FindFunction(const std::string& name) const;
+  // The function whose [address, address+size) holds `a` (nullptr if none).
+  const FunctionSymbol* FunctionAt(uint64_t a) const;
+  // "section+0xOFF" in a .o (objdump -d's addresses there), "0xADDR" otherwise.
+  std::string Describe(uint64_t a) const;
+
+  // The flat target of a PC-relative field of 4 bytes at flat address `field`
+  // in an instruction ending at `next_ip`, whose encoded value is `encoded`:
+  // S + A + (next_ip - field) when a relocation applies there, next_ip +
+  // encoded otherwise. nullopt when the relocation names an undefined symbol
+  // (its name in `undefined`).
+  std::optional<uint64_t> PcRelTarget(uint64_t field, uint64_t next_ip, int64_t encoded,
+                                      std::string* undefined) const;
+
+ private:
+  struct Reloc {
+    uint32_t type = 0;
+    std::optional<uint64_t> symbol_address;  // nullopt: undefined symbol
+    std::string symbol_name;
+    int64_t addend = 0;
+  };
+  // The 8-byte pointer at flat address `a`, relocated.
+  uint64_t ReadPointer(uint64_t a) const;
+  uint64_t ReadRaw(uint64_t a, int bytes) const;
+  void ReadDescriptors();
+
+  std::string path_;
+  bool relocatable_ = false;
+  std::vector<Section> sections_;
+  std::vector<FunctionSymbol> functions_;
+  std::vector<RseqCsEntry> descriptors_;
+  std::vector<std::pair<uint64_t, uint64_t>> exit_points_;
+  std::map<uint64_t, Reloc> relocs_;  // by flat address of the relocated field
+};
+
+}  // namespace rseqmc::import
+
+#endif  // RSEQMC_IMPORT_ELF_OBJECT_H_

@@ -1,0 +1,85 @@
+// Lifting x86-64 machine code of rseq critical sections into rseqmc's IR.
+//
+// `ImportFunctions` decodes (Zydis) a function of an ElfObject from its entry,
+// following fall-through and branches into any executable section (the abort
+// handlers of __rseq_failure), and emits it through a FunctionBuilder: one IR
+// function per imported function, its instructions in address order, a label
+// `SECTION.0xOFFSET` (section name without leading dots) at the first IR
+// instruction of every machine instruction, and a `cs NAME.csK` per
+// descriptor of __rseq_cs whose start_ip lies in the function.
+//
+// Registers: x86-64 register number n (rax=0, rcx=1, rdx=2, rbx=3, rsp=4,
+// rbp=5, rsi=6, rdi=7, r8..r15) is IR register rn, so the System V arguments
+// are r7, r6, r2, r1, r8, r9 and the return value r0. The lifter uses three
+// IR registers the function does not use as temporaries (listed in
+// ImportedFunction::temps); a caller must treat them as clobbered.
+//
+// Supported subset (64- and 32-bit operands; a 32-bit result zero-extends):
+//   mov (reg/imm/mem), movsxd, lea (base+index*scale+disp; rip-relative only to
+//   an rseq descriptor of the file), add, sub, and, or, xor, inc, dec (reg,
+//   imm or memory operands; a memory destination is a load, the operation and
+//   a store), shl/shr by an immediate, imul reg, cmp, test, jcc, jmp, call (to
+//   a function of the same file), ret, nop/endbr64, xchg mem,reg (64-bit),
+//   lock xadd / lock add / lock cmpxchg on 64-bit memory, and the signature
+//   word before each abort_ip (`ud1 SIG(%rip),%edi` or a nop with a 32-bit
+//   displacement) as `sig`.
+// Flags: a jcc must follow its flag-setting instruction in the same basic
+// block. After cmp, sub, test, and, or, xor every condition except
+// parity/overflow-only ones (jp, jnp, jo, jno) is exact: ZF, SF, CF and OF are
+// those of the 64- or 32-bit operation (32-bit operands are compared
+// sign-extended, which preserves both the signed and the unsigned order).
+// After add, inc, dec and lock cmpxchg only ZF (je/jne; and SF: js/jns, for
+// add/inc/dec) is modelled; another condition there is refused.
+// Everything else (8/16-bit operands, push/pop/stack, %fs/%gs, rip-relative
+// data, sar, neg, not, setcc, cmov, string ops, indirect branches, calls
+// outside the file, ...) is refused with ImportError naming the file, the
+// address, the instruction and what to do.
+#ifndef RSEQMC_IMPORT_LIFT_H_
+#define RSEQMC_IMPORT_LIFT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "import/elf_object.h"
+#include "sim/builder.h"
+#include "sim/scenario.h"
+
+namespace rseqmc::import {
+
+// One machine instruction of an imported function, as objdump -d shows it.
+struct NativeInstr {
+  uint64_t address = 0;        // flat address (ElfObject)
+  std::string where;           // "section+0xOFF" (.o) or "0xADDR"
+  std::vector<uint8_t> bytes;
+  std::string text;            // AT&T syntax, like objdump -d
+  uint32_t first_ir = 0;       // local index of its first IR instruction
+  uint32_t ir_count = 0;       // IR instructions it became
+  // "where:  bytes  text", the line shown next to its IR in timelines.
+  std::string Listing() const;
+};
+
+struct ImportedFunction {
+  std::string name;
+  std::vector<NativeInstr> code;  // address order = IR order
+  std::vector<std::string> descriptors;  // names of its `cs`, in __rseq_cs order
+  std::vector<int> temps;         // IR registers used as temporaries
+  // `li rd, 0` placeholders for `lea DESCRIPTOR(%rip), rd`: (local IR index,
+  // descriptor name); FinishImport writes the descriptor's address.
+  std::vector<std::pair<uint32_t, std::string>> descriptor_loads;
+};
+
+// Lifts the functions `names` of `obj` and every function they call into `b`
+// (one FunctionBuilder each, created with `at` as their source position).
+// Throws ImportError on anything outside the supported subset.
+std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::vector<std::string>& names,
+                                              ScenarioBuilder& b, SourceLoc at = {});
+
+// After ScenarioBuilder::Build(): writes the laid-out descriptor addresses
+// into the `lea` placeholders and each machine instruction's listing into
+// Program::origin, so timelines show the original instructions.
+void FinishImport(const std::vector<ImportedFunction>& imported, Scenario& s);
+
+}  // namespace rseqmc::import
+
+#endif  // RSEQMC_IMPORT_LIFT_H_
