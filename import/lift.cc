@@ -124,11 +124,14 @@ class Lifter {
   std::string Text(const Decoded& d) const {
     char buf[256];
     if (ZYAN_FAILED(ZydisFormatterFormatInstruction(&fmt_, &d.in, d.ops, d.in.operand_count_visible, buf,
-                                                    sizeof buf, d.addr, nullptr))) {
+                                                    sizeof buf, Shown(d), nullptr))) {
       return "?";
     }
     return buf;
   }
+  // The runtime address Zydis prints targets against: the section offset in a
+  // .o (as objdump -d shows it), the address otherwise.
+  uint64_t Shown(const Decoded& d) const { return obj_.relocatable() ? d.addr - d.section->address : d.addr; }
   Decoded Decode(uint64_t addr) const;
   void Explore(const std::vector<uint64_t>& roots);
   void AddSignature(uint64_t abort_ip);
@@ -571,11 +574,12 @@ void Lifter::EmitLea(const Decoded& d) {
     B().Li(out, disp);
   } else if (!has_index) {
     B().Add(out, Reg(d, m.base), Imm(disp));
-  } else {
+  } else {  // t_ := index << log2(scale); then + base, + disp, the last step writing `out`
     const int shift = m.scale == 8 ? 3 : m.scale == 4 ? 2 : m.scale == 2 ? 1 : 0;
-    B().Shl(t_, Reg(d, m.index), Imm(shift));
-    if (has_base) B().Add(t_, t_, R(Reg(d, m.base)));
-    B().Add(out, t_, Imm(disp));
+    const bool more = has_base || disp != 0;
+    B().Shl(more ? t_ : out, Reg(d, m.index), Imm(shift));
+    if (has_base) B().Add(disp != 0 ? t_ : out, t_, R(Reg(d, m.base)));
+    if (disp != 0) B().Add(out, t_, Imm(disp));
   }
   if (w == 32) B().And(rd, t_, Imm(kLow32));
 }

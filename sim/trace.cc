@@ -246,8 +246,6 @@ std::string Cell(const Scenario& s, const TraceEntry& e) {
         std::string at = SymbolAt(s, static_cast<uint64_t>(e.a));
         c += " => " + (at.empty() ? Hex(static_cast<uint64_t>(e.a)) : at) + "=" + ValueText(s, e.b);
       }
-      // Imported code: the machine instruction this IR instruction begins.
-      if (e.pc < p.origin.size() && !p.origin[e.pc].empty()) c += "  ; " + p.origin[e.pc];
       return c;
     }
     case TraceKind::kSwitchIn:
@@ -424,6 +422,9 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
       row += " | " + cells[i];
     } else {
       for (int c = 0; c < ncpus; ++c) row += " | " + (c == e.cpu ? Fit(cells[i], width) : std::string(width, ' '));
+      // Imported code: the machine instruction this step begins, right of the lanes.
+      const std::vector<std::string>& origin = s.program.origin;
+      if (e.kind == TraceKind::kStep && e.pc < origin.size() && !origin[e.pc].empty()) row += " | " + origin[e.pc];
       while (!row.empty() && row.back() == ' ') row.pop_back();
     }
     out += row + "\n";

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build
   libboost-context-dev libboost-program-options-dev
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libxbyak-dev libzydis-dev libxxhash-dev
+  libxbyak-dev libzydis-dev libxxhash-dev libelf-dev
   clang libclang-rt-14-dev
 )
 

@@ -42,9 +42,9 @@ full:
 }
 
 /* 0: popped into *out; 1: the CPU's slab is empty; -1: aborted (retry).
- * The item goes through memory because gcc 12 -O2 dropped the abort path of
- * this asm goto when it had register outputs (the abort handler jumped to the
- * success return: rseqmc found it, import/examples/README.md). */
+ * The item goes through memory: with register outputs, gcc 12 -O2 compiled
+ * the abort path of this asm goto into the success return (rseqmc found it;
+ * import/examples/README.md). */
 int slab_pop(struct rseq_abi *rs, char *slabs, intptr_t *out) {
   __asm__ __volatile__ goto(
       RSEQ_ASM_DEFINE_TABLE(3, 1f, 2f, 4f)

@@ -43,6 +43,12 @@ std::string CrosscheckHelp();
 int ListCommand(const std::vector<std::string>& args);
 std::string ListHelp();
 
+// `rseqmc import OBJECT [--function NAME]...`: the rseq descriptors of an
+// x86-64 ELF file and the IR lifted from its functions (import/lift.h). Exit
+// 0, or 2 on bad usage or an unsupported file or instruction.
+int ImportCommand(const std::vector<std::string>& args);
+std::string ImportHelp();
+
 }  // namespace rseqmc::cli
 
 #endif  // RSEQMC_TOOLS_RSEQMC_COMMANDS_H_

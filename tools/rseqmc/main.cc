@@ -5,6 +5,7 @@
 //   rseqmc replay FILE --schedule T   re-run a recorded execution
 //   rseqmc crosscheck [FILE...]       compare with the running kernel (JIT + ptrace)
 //   rseqmc list                       the built-in scenarios
+//   rseqmc import OBJECT              lift rseq sections of an ELF file
 //   rseqmc help [COMMAND]             help
 //
 // Exit status: 0 pass, 1 failing verdict, 2 bad usage or input, 3 internal
@@ -34,6 +35,8 @@ std::string Overview() {
          "  rseqmc crosscheck [FILE...] [options]  run scenarios on this machine's kernel (x86-64 JIT,\n"
          "                                     ptrace injection) and compare with the simulator\n"
          "  rseqmc list                        list the built-in scenarios\n"
+         "  rseqmc import OBJECT [--function NAME]  lift the rseq critical sections of an x86-64\n"
+         "                                     ELF file into the IR and list them\n"
          "  rseqmc help [COMMAND]              show help (all commands, or one)\n"
          "\n"
          "FILE is a scenario file in the .rsq format (scenarios/README.md) or the name of a\n"
@@ -41,7 +44,7 @@ std::string Overview() {
 }
 
 std::string FullHelp() {
-  return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + CrosscheckHelp() + "\n" + ListHelp();
+  return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + CrosscheckHelp() + "\n" + ListHelp() + "\n" + ImportHelp();
 }
 
 int HelpCommand(const std::vector<std::string>& args) {
@@ -60,6 +63,8 @@ int HelpCommand(const std::vector<std::string>& args) {
     std::cout << CrosscheckHelp();
   } else if (args[0] == "list") {
     std::cout << ListHelp();
+  } else if (args[0] == "import") {
+    std::cout << ImportHelp();
   } else if (args[0] == "help") {
     std::cout << Overview();
   } else {
@@ -79,16 +84,17 @@ int Main(int argc, char** argv) {
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   const bool known = command == "check" || command == "run" || command == "replay" || command == "crosscheck" || command == "list" ||
-                     command == "help";
+                     command == "import" || command == "help";
   try {
     if (command == "check") return CheckCommand(rest, argv0);
     if (command == "run") return RunCommand(rest, argv0);
     if (command == "crosscheck") return CrosscheckCommand(rest, argv0);
     if (command == "replay") return ReplayCommand(rest, argv0);
     if (command == "list") return ListCommand(rest);
+    if (command == "import") return ImportCommand(rest);
     if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
     if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
-    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, help)");
+    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, import, help)");
   } catch (const UsageError& e) {
     std::cout.flush();
     std::cerr << "rseqmc" << (known ? " " + command : std::string()) << ": " << e.what() << "\n"
