@@ -1,6 +1,7 @@
 #include "import/elf_object.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
@@ -39,8 +40,12 @@ ElfObject ElfObject::Open(const std::string& path) {
   auto fail = [&](const std::string& what) { return ImportError(path + ": " + what); };
   if (elf_version(EV_CURRENT) == EV_NONE) throw fail("libelf initialisation failed");
   ElfHandle h;
-  h.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  h.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
   if (h.fd < 0) throw fail(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (fstat(h.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    throw fail("not a regular file; give an object (.o), shared library (.so) or executable");
+  }
   h.elf = elf_begin(h.fd, ELF_C_READ, nullptr);
   if (h.elf == nullptr || elf_kind(h.elf) != ELF_K_ELF) {
     throw fail("not an ELF file; give an object (.o), shared library (.so) or executable");

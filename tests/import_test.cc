@@ -92,6 +92,8 @@ TEST(ImportTest, BadImportStatementsNameFileLineColumn) {
       {"scenario s\nimport \"" + Example("unsupported.o") + "\" function negate\n", ":2:8: error: "},
       {"scenario s\nimport \"" + Example("percpu_ops.o") + "\" function nosuch\n", "no function 'nosuch'"},
       {"scenario s\nimport \"/nonexistent.o\" function f\n", ":2:8: error: /nonexistent.o: cannot open"},
+      {"scenario s\nimport \"/dev/null\" function f\n", ":2:8: error: /dev/null: not a regular file"},
+      {"scenario s\nimport \"" + Example("percpu_add.rsq") + "\" function f\n", "not an ELF file"},
       {"scenario s\nimport percpu_ops.o function f\n", ":2:8: error: expected the object file name as a string"},
       {"scenario s\nimport \"" + Example("percpu_ops.o") + "\" fn percpu_add\n", "expected `function`"},
   };
