@@ -805,6 +805,7 @@ std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::v
 }
 
 void FinishImport(const std::vector<ImportedFunction>& imported, Scenario& s) {
+  if (imported.empty()) return;  // a scenario without imports keeps an empty origin
   Program& p = s.program;
   p.origin.resize(p.code.size());
   for (const ImportedFunction& f : imported) {

@@ -30,6 +30,18 @@
 // sign-extended, which preserves both the signed and the unsigned order).
 // After add, inc, dec and lock cmpxchg only ZF (je/jne; and SF: js/jns, for
 // add/inc/dec) is modelled; another condition there is refused.
+// One machine instruction may become several IR instructions (each a
+// scheduling point): all but one write only the temporaries, and the one that
+// writes memory or an x86 register is the last, so an abort or a signal between
+// them acts as at the instruction's start (temporaries are dead at abort_ip,
+// and a handler's context is its own). What the split does expose: a
+// non-locked read-modify-write of memory (`add %r8,(%rsi)`) is a load, the
+// operation and a store, so another thread may write the location in between,
+// which is faithful across CPUs but also happens on one CPU through a
+// preemption (or, outside a critical section, through the thread's own signal
+// handler) where the processor would not split the instruction: a possible
+// false report, never a missed one, for code that relies on a non-locked
+// instruction being atomic on one CPU.
 // Everything else (8/16-bit operands, push/pop/stack, %fs/%gs, rip-relative
 // data, sar, neg, not, setcc, cmov, string ops, indirect branches, calls
 // outside the file, ...) is refused with ImportError naming the file, the
