@@ -144,6 +144,7 @@ class Lifter {
   void EmitCompare(const Decoded& d);
   void EmitJcc(const Decoded& d);
   void EmitAtomic(const Decoded& d);
+  void EmitArm(const Decoded& d, const Mem& m);
   // Operand access.
   int Reg(const Decoded& d, ZydisRegister r) const;
   int Width(const Decoded& d) const;  // 64 or 32 (operand size), else Fail
@@ -167,6 +168,10 @@ class Lifter {
   std::map<uint64_t, std::string> labels_;
   std::set<uint64_t> sig_addrs_;
   int t_ = -1, fa_ = -1, fb_reg_ = -1;  // temporaries
+  // The register holding a descriptor's address from `lea DESC(%rip)` in the
+  // current basic block (-1: none), and the descriptor's name.
+  int desc_reg_ = -1;
+  std::string desc_name_;
   uint32_t count_ = 0;
   ImportedFunction out_;
   std::vector<std::string>* callees_ = nullptr;
@@ -421,7 +426,16 @@ ImportedFunction Lifter::Run(std::vector<std::string>* callees) {
     n.text = Text(*d);
     n.first_ir = count_;
     fb_.Label(labels_.at(d->addr));
+    if (d->merge) desc_reg_ = -1;
+    const int desc_before = desc_reg_;
     Emit(*d);
+    // Any other write of the register forgets the descriptor address.
+    if (desc_reg_ == desc_before && desc_reg_ >= 0 && d->ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+        (d->ops[0].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+        ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, d->ops[0].reg.value) ==
+            ZYDIS_REGISTER_RAX + desc_reg_) {
+      desc_reg_ = -1;
+    }
     n.ir_count = count_ - n.first_ir;
     out_.code.push_back(std::move(n));
   }
@@ -520,6 +534,10 @@ void Lifter::EmitMov(const Decoded& d) {
     } else {
       rt = Reg(d, src.reg.value);
     }
+    if (w == 64 && rt == desc_reg_) {
+      EmitArm(d, m);
+      return;
+    }
     if (w == 64) {
       B().St(m, rt);
     } else {
@@ -558,6 +576,8 @@ void Lifter::EmitLea(const Decoded& d) {
       if (e.address == a && e.start_ip >= fn_.address && e.start_ip < fn_.address + fn_.size) {
         out_.descriptor_loads.emplace_back(count_, fn_.name + ".cs" + std::to_string(k));
         B().Li(rd, 0);
+        desc_reg_ = rd;
+        desc_name_ = fn_.name + ".cs" + std::to_string(k);
         return;
       }
       if (e.start_ip >= fn_.address && e.start_ip < fn_.address + fn_.size) ++k;
@@ -725,6 +745,23 @@ void Lifter::EmitJcc(const Decoded& d) {
     default:
       Fail(d, "a condition that is not modelled", "see import/lift.h");
   }
+}
+
+// `mov %reg, m` of a descriptor's address: the arming store (rseq_arm),
+// after an assert that m is the running thread's rseq->rseq_cs, so that code
+// storing the address anywhere else fails loudly instead of being modelled as
+// arming. rseq_arm (rather than a store of the simulator's descriptor address)
+// keeps the program valid for the JIT of kernel/harness, whose descriptors
+// live elsewhere.
+void Lifter::EmitArm(const Decoded& d, const Mem& m) {
+  if (m.has_index) Fail(d, "stores a descriptor address through an index register", "use base+disp");
+  B().Add(t_, m.base, Imm(m.disp));
+  B().RseqAddr(fa_);
+  B().Add(fa_, fa_, Imm(static_cast<int64_t>(kRseqOffRseqCs)));
+  B().Assert(t_, CmpKind::kEq, R(fa_),
+             "imported " + fn_.name + " stores the address of " + desc_name_ +
+                 " somewhere else than this thread's rseq->rseq_cs (pass the thread's struct rseq)");
+  B().RseqArm(desc_name_);
 }
 
 void Lifter::EmitAtomic(const Decoded& d) {

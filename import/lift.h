@@ -16,7 +16,9 @@
 //
 // Supported subset (64- and 32-bit operands; a 32-bit result zero-extends):
 //   mov (reg/imm/mem), movsxd, lea (base+index*scale+disp; rip-relative only to
-//   an rseq descriptor of the file), add, sub, and, or, xor, inc, dec (reg,
+//   an rseq descriptor of the function: `li` of the simulator's descriptor
+//   address, and the 64-bit store of that register in the same basic block is
+//   `assert` (the target is this thread's rseq->rseq_cs) + `rseq_arm`), add, sub, and, or, xor, inc, dec (reg,
 //   imm or memory operands; a memory destination is a load, the operation and
 //   a store), shl/shr by an immediate, imul reg, cmp, test, jcc, jmp, call (to
 //   a function of the same file), ret, nop/endbr64, xchg mem,reg (64-bit),
