@@ -16,6 +16,16 @@ using testing::RunCli;
 
 std::string Example(const std::string& name) { return std::string(RSEQMC_IMPORT_EXAMPLES) + "/" + name; }
 
+// Writes `text` to a file of the test's temporary folder; returns its path.
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  FILE* f = fopen(path.c_str(), "w");
+  if (f == nullptr) return "";
+  fputs(text.c_str(), f);
+  fclose(f);
+  return path;
+}
+
 struct Golden {
   const char* file;
   int code;                  // exit status of `rseqmc check`
@@ -85,17 +95,32 @@ TEST(ImportTest, ArmingStoreElsewhereFailsTheExecution) {
   };
   replace("\"percpu_ops.o\"", "\"" + Example("percpu_ops.o") + "\"");
   replace("  rseq_addr r7\n", "  la r7, counter\n");
-  const std::string path = ::testing::TempDir() + "/import_arm_elsewhere.rsq";
-  FILE* f = fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  fputs(text.c_str(), f);
-  fclose(f);
+  const std::string path = WriteTemp("import_arm_elsewhere.rsq", text);
+  ASSERT_FALSE(path.empty());
   const CliResult r = RunCli({"run", path});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("imported percpu_add stores the address of percpu_add.cs0 somewhere else than this "
                        "thread's rseq->rseq_cs"),
             std::string::npos)
       << r.out;
+}
+
+// The same source linked as a shared library (R_X86_64_RELATIVE descriptors,
+// link-time addresses) lifts to the same IR: the same golden result.
+TEST(ImportTest, SharedLibraryChecksLikeTheObject) {
+  const CliResult l = RunCli({"import", Example("percpu_ops.so"), "--function", "percpu_add"});
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.out.find("function percpu_add: 15 machine instructions, 29 IR instructions"), std::string::npos)
+      << l.out;
+  std::string text = testing::ReadFile(Example("percpu_add.rsq"));
+  const size_t at = text.find("\"percpu_ops.o\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 14, "\"" + Example("percpu_ops.so") + "\"");
+  const std::string path = WriteTemp("import_so.rsq", text);
+  ASSERT_FALSE(path.empty());
+  const CliResult r = RunCli({"check", path, "--kernel", "6.18"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("explored: 463 executions (0 redundant), 3 distinct outcomes"), std::string::npos) << r.out;
 }
 
 TEST(ImportTest, UnsupportedInstructionIsAnErrorWithItsAddress) {
@@ -108,7 +133,6 @@ TEST(ImportTest, UnsupportedInstructionIsAnErrorWithItsAddress) {
 }
 
 TEST(ImportTest, BadImportStatementsNameFileLineColumn) {
-  const std::string dir = ::testing::TempDir();
   struct Case {
     std::string text, expect;
   };
@@ -123,11 +147,8 @@ TEST(ImportTest, BadImportStatementsNameFileLineColumn) {
   };
   int n = 0;
   for (const Case& c : cases) {
-    const std::string path = dir + "/import_bad" + std::to_string(n++) + ".rsq";
-    FILE* f = fopen(path.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    fputs(c.text.c_str(), f);
-    fclose(f);
+    const std::string path = WriteTemp("import_bad" + std::to_string(n++) + ".rsq", c.text);
+    ASSERT_FALSE(path.empty());
     const CliResult r = RunCli({"check", path});
     EXPECT_EQ(r.code, 2) << c.text << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.text << "\n" << r.err;
