@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "model/pct.h"
 #include "model/snapshot.h"
@@ -70,22 +71,6 @@ std::optional<StrategyKind> ParseStrategy(const std::string& name) {
     if (name == StrategyName(k)) return k;
   }
   return std::nullopt;
-}
-
-Outcome OutcomeOf(const Scenario& s, const ExecutionResult& r) {
-  Outcome o;
-  o.verdict = r.verdict;
-  uint64_t end = kDataBase;
-  for (const Symbol& sym : s.program.symbols) end = std::max(end, sym.address + sym.size_bytes);
-  const size_t n = std::min<size_t>(end - kDataBase, r.memory.size());
-  o.symbols.assign(r.memory.begin(), r.memory.begin() + static_cast<std::ptrdiff_t>(n));
-  o.returns.reserve(r.threads.size());
-  o.observed.reserve(r.threads.size());
-  for (const ThreadOutcome& t : r.threads) {
-    o.returns.push_back(t.exited ? t.ret : 0);
-    o.observed.push_back(t.observed);
-  }
-  return o;
 }
 
 namespace {
@@ -1096,4 +1081,17 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
 }
 
 }  // namespace
+ReachableOutcomes ReachableOutcomesOf(const Scenario& s, uint32_t max_events, const RunOptions& run,
+                                      const std::atomic<bool>* interrupt) {
+  ExploreOptions eo;
+  eo.strategy = StrategyKind::kDpor;
+  eo.bounds.max_events = max_events;
+  eo.run = run;
+  eo.stop_at_first_failure = false;
+  eo.collect_outcomes = true;
+  eo.interrupt = interrupt;
+  ExploreResult er = Explore(s, eo);
+  return ReachableOutcomes{std::move(er.outcomes), er.complete};
+}
+
 }  // namespace rseqmc

@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/outcome.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 
@@ -77,16 +78,8 @@ enum class StrategyKind { kDfs, kDpor, kStateful, kRandom, kPct };
 const char* StrategyName(StrategyKind k);                  // "dfs", "dpor", ...
 std::optional<StrategyKind> ParseStrategy(const std::string& name);
 
-// A final state, as compared across strategies and with the real kernel:
-// verdict, the symbols' memory, each thread's return value and observations.
-struct Outcome {
-  Verdict verdict = Verdict::kPass;
-  std::vector<uint8_t> symbols;  // bytes of the symbol region of data memory
-  std::vector<int64_t> returns;  // per thread (0 if it did not return)
-  std::vector<std::vector<std::pair<uint32_t, int64_t>>> observed;
-  friend auto operator<=>(const Outcome&, const Outcome&) = default;
-};
-Outcome OutcomeOf(const Scenario& s, const ExecutionResult& r);
+// Outcome and OutcomeOf (a final state, as compared across strategies and
+// with the real kernel) are in sim/outcome.h.
 
 struct ExploreProgress {
   uint64_t executions = 0;
@@ -165,6 +158,14 @@ struct ExploreResult {
 // Explores `s` with `o`. Throws InputError for a strategy that cannot handle
 // the scenario (stateful search with native threads).
 ExploreResult Explore(const Scenario& s, const ExploreOptions& o);
+
+// The outcome set `s` can reach with at most `max_events` injected events
+// under `run` (kernel model, fault, step budget), explored exhaustively with
+// DPOR; incomplete (`complete` false) when `interrupt` stopped it. The input
+// of the real-kernel cross-check's outcome mode (kernel/harness/crosscheck.h),
+// which does not run the checker itself.
+ReachableOutcomes ReachableOutcomesOf(const Scenario& s, uint32_t max_events, const RunOptions& run,
+                                      const std::atomic<bool>* interrupt = nullptr);
 
 }  // namespace rseqmc
 

@@ -12,10 +12,10 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "kernel/harness/jit.h"
 #include "kernel/harness/tracer.h"
-#include "model/explorer.h"
 #include "sim/machine.h"
 #include "sim/schedule.h"
 #include "sim/trace.h"
@@ -322,15 +322,10 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
 
 void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop,
                  CrosscheckReport& rep) {
-  ExploreOptions eo;
-  eo.strategy = StrategyKind::kDpor;
-  eo.bounds.max_events = o.max_events;
-  eo.run.kernel = o.kernel;
-  eo.run.fault = o.fault;
-  eo.stop_at_first_failure = false;
-  eo.collect_outcomes = true;
-  eo.interrupt = stop;
-  ExploreResult er = Explore(s, eo);
+  if (!o.reachable) {
+    throw std::invalid_argument("outcomes mode needs the checker's reachable outcome set (CrosscheckOptions::reachable)");
+  }
+  const ReachableOutcomes& er = *o.reachable;
   rep.reachable = er.outcomes.size();
   // Per-thread instruction counts of the default execution (where random
   // events may fall).

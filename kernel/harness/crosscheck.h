@@ -10,8 +10,11 @@
 //     each thread's executed IR instructions must be equal;
 //   * outcomes: `samples` real runs with the threads running concurrently on
 //     their CPUs and random injected events (at most `max_events`); every real
-//     outcome must be in the checker's reachable outcome set for the same bound
-//     (model/explorer.h, DPOR); coverage = share of that set the runs saw;
+//     outcome must be in the reachable outcome set the caller passes in
+//     (`CrosscheckOptions::reachable`: the CLI explores with the checker,
+//     model/explorer.h, DPOR, for the same bound); coverage = share of that
+//     set the runs saw. The harness itself never runs the checker (it does
+//     not link it: issue 10).
 //   * stress: no ptrace; THREADS = threads per CPU * CPUS and OPS = operations
 //     per thread, signal and affinity storms (kernel/harness/stress.h); the
 //     properties must hold (or, for a planted bug, fail as declared).
@@ -32,8 +35,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "kernel/harness/stress.h"
 #include "sim/kernel_model.h"
+#include "sim/outcome.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 
@@ -54,6 +60,10 @@ struct CrosscheckOptions {
   double run_timeout_s = 10;    // per real run
   uint32_t max_details = 2;     // disagreements described in full
   std::string schedule;         // deterministic: force only this schedule token (rsq1...), with full detail
+  // outcomes (required there, std::invalid_argument without it): the outcome
+  // set the scenario can reach with at most `max_events` events under
+  // `kernel` (and `fault`), as the model checker computes it.
+  std::optional<ReachableOutcomes> reachable;
   // stress
   uint32_t stress_threads_per_cpu = 4;
   uint64_t stress_ops_per_thread = 250000;
@@ -99,7 +109,8 @@ struct CrosscheckReport {
 };
 
 // Runs one cross-check. `stop` (may be null) is polled between runs (Ctrl-C).
-// Throws HarnessError when the JIT cannot be set up; returns a report with
+// Throws HarnessError when the JIT cannot be set up, std::invalid_argument in
+// outcomes mode without `o.reachable`; returns a report with
 // `skipped` set when the machine cannot run it (no rseq, no ptrace outside
 // stress mode, too few CPUs) or the harness cannot drive the scenario (C++
 // thread bodies; outside stress mode, a scenario that handles or sends SIGTRAP,

@@ -19,6 +19,7 @@
 
 #include "kernel/harness/crosscheck.h"
 #include "kernel/harness/tracer.h"
+#include "model/explorer.h"
 #include "scenarios/builtin.h"
 #include "sim/diag.h"
 #include "sim/kernel_model.h"
@@ -267,6 +268,14 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     if (g_stop.load()) {
       interrupted = true;
       break;
+    }
+    if (o.mode == CrosscheckMode::kOutcomes) {
+      // The harness does not run the checker: the reachable set for the
+      // same bound, kernel model and fault comes from here.
+      RunOptions run;
+      run.kernel = o.kernel;
+      run.fault = o.fault;
+      o.reachable = ReachableOutcomesOf(s, o.max_events, run, &g_stop);
     }
     harness::CrosscheckReport r = harness::Crosscheck(s, o, &g_stop);
     r.scenario = names[i];
