@@ -509,6 +509,26 @@ TEST(Crosscheck, OutcomesLieInTheReachableSet) {
   EXPECT_LE(r.seen, r.reachable);
 }
 
+// ---- harness faults (issue 10 section 3) ----
+
+// The thread overwrites cpu_id in its own struct rseq just before it returns
+// (no kernel entry in between, so the kernel does not rewrite it). The final
+// CPU is where the thread runs, CPU 0, on both sides; the harness used to read
+// it with glibc's sched_getcpu(), which returns that writable cpu_id (77)
+// when glibc registered rseq, and so reported a difference in final CPUs.
+TEST(Crosscheck, FinalCpuIsNotTheWritableCpuId) {
+  Scenario s = ParseScenario(
+      "scenario scribble_cpu_id\ncpus 1\nfunc main\n  rseq_addr r1\n  li r2, 77\n  st32 [r1 + 4], r2\n"
+      "  li r0, 0\n  ret\nend\nthread t entry main cpu 0\n",
+      "scribble_cpu_id.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  const DefaultRun run = RunDefault(s);
+  ASSERT_EQ(run.sim.verdict, Verdict::kPass) << run.sim.message;
+  ASSERT_TRUE(run.real.completed()) << run.real.harness_error << run.real.divergence;
+  EXPECT_EQ(run.real.threads[0].final_cpu, 0);
+  EXPECT_EQ(CompareRuns(s, run.sim, run.plan, run.real), "");
+}
+
 // ---- no process left behind ----
 
 // A thread that loops forever (`jmp loop`), on the kernel.

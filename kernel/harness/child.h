@@ -6,12 +6,15 @@
 #define RSEQMC_KERNEL_HARNESS_CHILD_H_
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -68,6 +71,14 @@ class Watchdog {
   std::atomic<bool> fired_{false};
   std::thread th_;
 };
+
+// The CPU the calling thread runs on, from getcpu(2), or -1 if it fails. Not
+// glibc's sched_getcpu(): when glibc registered rseq it returns the cpu_id of
+// the thread's struct rseq, a field the scenario can overwrite (issue 10).
+inline int32_t ThisThreadCpu() {
+  unsigned cpu = 0;
+  return syscall(SYS_getcpu, &cpu, nullptr, nullptr) == 0 ? static_cast<int32_t>(cpu) : -1;
+}
 
 // Installs the scenario's signal dispositions in the calling process: a
 // signal with an IR handler gets `handler` (SA_SIGINFO, SA_NODEFER when the

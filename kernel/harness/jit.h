@@ -73,7 +73,7 @@ struct ObservationSlot {
 struct ThreadRecord {
   int64_t ret = 0;             // r0 when the entry function returned
   uint32_t exited = 0;         // 1 once the entry function returned
-  int32_t final_cpu = -1;      // sched_getcpu() at exit
+  int32_t final_cpu = -1;      // getcpu(2) at exit (internal::ThisThreadCpu())
   uint64_t aborts = 0;         // rseq aborts landed (abort stubs executed)
   int32_t tid = 0;             // kernel thread id (for tgkill and the tracer)
   uint32_t assert_failed = 0;  // 1: an assert failed at assert_pc
