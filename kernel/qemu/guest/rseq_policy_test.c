@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Upstream rseq on the patched kernel, with kernel.rseq_ids_on_change as
+ * given (kernel patches 0002 and 0004):
+ *
+ *  - aborts: THREADS threads increment per-CPU counters in an rseq critical
+ *    section and count the aborts they see at abort_ip; the total must be
+ *    exact and the kernel's kernel.rseq_aborts must grow by exactly the
+ *    aborts user space counted;
+ *  - cpu_id_start: a thread pinned to one CPU overwrites cpu_id_start
+ *    (the tcmalloc-style misuse), then is switched out by sched_yield()
+ *    while another thread runs on its CPU. With the 6.1 policy (0) the
+ *    kernel writes cpu_id_start back; with the 6.19 policy (1) the CPU did
+ *    not change, so the overwritten value stays.
+ *
+ * Usage: rseq_policy_test ITERS. Uses glibc's rseq registration.
+ * Prints "policy:" lines; exits 0 iff both checks hold, 77 when the
+ * patch's sysctls are missing.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/rseq.h>
+#include <unistd.h>
+
+#define THREADS 4
+#define MAX_CPUS 64
+#define OVERWRITTEN 0xfffffff0u
+
+struct percpu {
+	intptr_t v;
+	char pad[56];
+} __attribute__((aligned(64)));
+static struct percpu counters[MAX_CPUS];
+static long iters = 200000;
+
+static struct rseq *rseq_area(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() +
+			       __rseq_offset);
+}
+
+/* Adds 1 to *v if still on @cpu; returns 0, or -1 after an abort. */
+static int percpu_inc(intptr_t *v, int cpu)
+{
+	__asm__ __volatile__ goto(
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		".balign 32\n\t"
+		"3: .long 0x0, 0x0\n\t"
+		".quad 1f, (2f - 1f), 4f\n\t"
+		".popsection\n\t"
+		"1: leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[off])\n\t"
+		"cmpl %[cpu], %%fs:4(%[off])\n\t"
+		"jnz 4f\n\t"
+		"addq $1, %[v]\n\t"
+		"2:\n\t"
+		".pushsection __rseq_failure, \"ax\"\n\t"
+		".byte 0x0f, 0xb9, 0x3d\n\t"
+		".long 0x53053053\n\t"
+		"4: jmp %l[abort]\n\t"
+		".popsection\n\t"
+		:
+		: [cpu] "r"(cpu), [off] "r"(__rseq_offset), [v] "m"(*v)
+		: "memory", "cc", "rax"
+		: abort);
+	return 0;
+abort:
+	return -1;
+}
+
+static void *worker(void *arg)
+{
+	long *aborts = arg;
+	struct rseq *rs = rseq_area();
+
+	for (long i = 0; i < iters; i++) {
+		for (;;) {
+			int cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+
+			if (percpu_inc(&counters[cpu].v, cpu) == 0)
+				break;
+			++*aborts;
+		}
+	}
+	return NULL;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static volatile int spin_stop;
+
+static void *spinner(void *arg)
+{
+	while (!spin_stop)
+		sched_yield();
+	(void)arg;
+	return NULL;
+}
+
+static void pin(pthread_t th, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(th, sizeof(set), &set);
+}
+
+/* 1 if the kernel rewrote cpu_id_start after a switch-out on one CPU. */
+static int cpu_id_start_rewritten(void)
+{
+	struct rseq *rs = rseq_area();
+	pthread_t sp;
+	int rewritten;
+
+	pin(pthread_self(), 0);
+	sched_yield();
+	pthread_create(&sp, NULL, spinner, NULL);
+	pin(sp, 0);
+	usleep(1000);
+	__atomic_store_n(&rs->cpu_id_start, OVERWRITTEN, __ATOMIC_RELAXED);
+	for (int i = 0; i < 100; i++)	/* switched out to the spinner */
+		sched_yield();
+	rewritten = rs->cpu_id_start != OVERWRITTEN;
+	spin_stop = 1;
+	pthread_join(sp, NULL);
+	rs->cpu_id_start = rs->cpu_id;
+	return rewritten;
+}
+
+int main(int argc, char **argv)
+{
+	long policy = read_long("/proc/sys/kernel/rseq_ids_on_change");
+	long k0 = read_long("/proc/sys/kernel/rseq_aborts"), k1;
+	long aborts[THREADS] = { 0 }, total = 0, sum = 0;
+	pthread_t th[THREADS];
+	int rewritten, ok = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1)
+		iters = atol(argv[1]);
+	if (policy < 0 || k0 < 0 || __rseq_size == 0) {
+		printf("policy: SKIP no kernel.rseq_ids_on_change /"
+		       " kernel.rseq_aborts or no rseq registration\n");
+		return 77;
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, worker, &aborts[i]);
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		total += aborts[i];
+	}
+	k1 = read_long("/proc/sys/kernel/rseq_aborts");
+	for (int c = 0; c < MAX_CPUS; c++)
+		sum += counters[c].v;
+	printf("policy: ids_on_change=%ld sum=%ld want=%ld aborts user=%ld kernel=%ld\n",
+	       policy, sum, THREADS * iters, total, k1 - k0);
+	if (sum != THREADS * iters || total != k1 - k0) {
+		printf("policy: FAIL aborts\n");
+		ok = 0;
+	}
+	rewritten = cpu_id_start_rewritten();
+	printf("policy: ids_on_change=%ld cpu_id_start %s after a switch-out on the same CPU\n",
+	       policy, rewritten ? "rewritten" : "kept the overwritten value");
+	if (rewritten != (policy == 0)) {
+		printf("policy: FAIL cpu_id_start\n");
+		ok = 0;
+	}
+	return ok ? 0 : 1;
+}
