@@ -6,7 +6,11 @@
 #      here rather than in the next session's CI run;
 #   2. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer, ctest;
 #   3. the parser fuzzer for RSEQMC_FUZZ_SECONDS (default 30; 0 skips it), when
-#      clang and tools/fuzz-parser.sh exist.
+#      clang and tools/fuzz-parser.sh exist;
+#   4. kernel/qemu/run: the patched kernel booted under QEMU (a cold kernel
+#      build is minutes, a cached one boots at once); RSEQMC_QEMU=0 skips it.
+#      Its exit 77 (QEMU or the kernel source cannot be installed) is a
+#      skip that the last line says, never a pass.
 # Exits non-zero on the first failure. Run from anywhere; works on the repo root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,4 +38,17 @@ if [[ "$fuzz_seconds" -gt 0 ]] && command -v clang++ >/dev/null 2>&1 && [[ -x to
   echo "== fuzz the parser for ${fuzz_seconds}s"
   tools/fuzz-parser.sh "$fuzz_seconds"
 fi
-echo "== all tests passed"
+qemu_note=""
+if [[ "${RSEQMC_QEMU:-1}" != 0 ]]; then
+  echo "== kernel/qemu/run (patched kernel under QEMU)"
+  qemu_rc=0
+  kernel/qemu/run || qemu_rc=$?
+  if [[ $qemu_rc -eq 77 ]]; then
+    qemu_note=" (QEMU stage SKIPPED: see the kernel/qemu/run message above)"
+  elif [[ $qemu_rc -ne 0 ]]; then
+    exit "$qemu_rc"
+  fi
+else
+  qemu_note=" (QEMU stage not run: RSEQMC_QEMU=0)"
+fi
+echo "== all tests passed${qemu_note}"

@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "proc_value.h"
+
 #define POPULATORS 2
 #define SIZE (32UL << 20)
 #define ITERS 4
@@ -33,18 +35,18 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static long sysctl_rw(const char *path, const char *set)
+/* Writes @value to the sysctl file @path; 0 or -1. */
+static int sysctl_set(const char *path, const char *value)
 {
-	FILE *f = fopen(path, set ? "w" : "r");
-	long v = -1;
+	FILE *f = fopen(path, "w");
 
 	if (!f)
 		return -1;
-	if (set)
-		v = fputs(set, f) < 0 ? -1 : 0;
-	else if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	return fclose(f) ? -1 : v;
+	if (fputs(value, f) < 0) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f) ? -1 : 0;
 }
 
 static void *populator(void *arg)
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
 	long d0, d1;
 	void *ret;
 
-	if (sysctl_rw(knob, on ? "1" : "0") < 0 || (d0 = sysctl_rw(drops, NULL)) < 0) {
+	if (sysctl_set(knob, on ? "1" : "0") < 0 || (d0 = proc_value(drops)) < 0) {
 		printf("mmap: SKIP no %s (kernel without patch 0003)\n", knob);
 		return 77;
 	}
@@ -107,11 +109,11 @@ int main(int argc, char **argv)
 	t1 = now();
 	done = 1;
 	pthread_join(wr, &ret);
-	d1 = sysctl_rw(drops, NULL);
+	d1 = proc_value(drops);
 	printf("mmap: yield=%d populate %d x %d x %lu MiB in %.3f s, writer %ld calls,"
 	       " worst mmap+munmap %.3f ms, lock drops %ld\n", on, POPULATORS,
 	       ITERS, SIZE >> 20, t1 - t0, (long)ret, worst * 1e3, d1 - d0);
-	sysctl_rw(knob, "0");
+	sysctl_set(knob, "0");
 	if (bad || (on ? d1 - d0 < 1 : d1 != d0)) {
 		printf("mmap: FAIL lock drops %ld with yield=%d%s\n", d1 - d0, on,
 		       bad ? ", a MAP_POPULATE failed" : "");

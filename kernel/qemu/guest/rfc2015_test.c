@@ -35,6 +35,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "proc_value.h"
+
 #define NR_RESTARTABLE_SEQUENCES 335
 #define OP_REGISTER_REGION 0
 #define OP_SET_CPU_POINTER 1
@@ -175,22 +177,9 @@ static void expect(long ret, int err, const char *name)
 	      err);
 }
 
-static long read_counter(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 static long kernel_restarts(void)
 {
-	return read_counter("/proc/sys/kernel/rseq_rfc2015_restarts");
+	return proc_value("/proc/sys/kernel/rseq_rfc2015_restarts");
 }
 
 /* Runs @fn in a fork child; its exit status is its failure count. */
