@@ -17,7 +17,8 @@
  * rseqmc_samples (crosscheck --samples, default 20), rseqmc_iters
  * (iterations per thread of rfc2015_test, default 20000),
  * rseqmc_policy_iters (of rseq_policy_test, default 2500000), rseqmc_reps
- * (-r of param_test, default 200).
+ * (-r of param_test, default 200), rseqmc_percpu_ops (1, the default,
+ * runs basic_percpu_ops_test).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -190,7 +191,8 @@ static int upstream_abi(struct abi_result *r, const char *policy)
 
 	if (write_sysctl("/proc/sys/kernel/rseq_ids_on_change", policy))
 		return 0;
-	upstream_selftests(r, !strcmp(policy, "0"));
+	upstream_selftests(r, !strcmp(policy, "0") &&
+			      !strcmp(env("rseqmc_percpu_ops", "1"), "1"));
 	selftest(r, (char *[]){ "/bin/rseq_policy_test", iters, NULL });
 	if (!strcmp(policy, "0")) {
 		char *argv[] = { "/bin/rseqmc", "crosscheck", "--json",
