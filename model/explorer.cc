@@ -4,12 +4,19 @@
 // The exhaustive strategies keep the current path as a stack of nodes, one
 // per boundary; each execution extends the path with first choices, and
 // afterwards the deepest node with an unexplored alternative is advanced (as
-// in CHESS and Loom). The next execution does not replay the path from the
-// initial state when the simulator can resume (every thread is IR): each node
-// with alternatives holds a checkpoint of the machine (Machine::Save), and
-// the execution continues from the checkpoint of the node it backtracked to.
-// With C++ threads, or after loading a snapshot, the prefix is replayed
-// (checkpointing the loaded nodes on the way).
+// in CHESS and Loom). A node keeps only what backtracking needs: its
+// alternatives, backtrack/done/sleep sets and the footprint of the transition
+// taken. The next execution does not replay the path from the initial state
+// when the simulator can resume (every thread is IR): machine checkpoints
+// (Machine::Save) are kept at nodes with alternatives, sparsely within a
+// memory budget (see DfsEngine::CheckpointDue: the interval between them
+// doubles whenever they outgrow it), and an execution continues from the
+// deepest checkpoint at or before the node it backtracked to, replaying the
+// nodes in between. With C++ threads the prefix is replayed from the initial
+// state; after loading a snapshot the first execution replays it and
+// checkpoints it on the way. The interrupt flag and the time limit are
+// polled inside executions too (every 1024 boundaries), so a long execution
+// stops within a second of either.
 #include "model/explorer.h"
 
 #include <algorithm>
@@ -212,12 +219,6 @@ struct Node {
   std::vector<SleepEntry> sleep;
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
-  // The machine at this boundary and the spin detector's state on entry, so
-  // that an execution backtracking here continues from this node instead of
-  // replaying the path (only where the simulator can resume, and only at
-  // nodes with more than one alternative: the others are never backtracked to).
-  MachineCheckpoint ck;
-  std::vector<SpinState> spins;
 
   // Reuses the node's buffers for a new boundary.
   void Reset() {
@@ -228,8 +229,17 @@ struct Node {
     sleep.clear();
     fp.Clear();
     writes_before = 0;
-    ck.valid = false;
   }
+};
+
+// The machine at one boundary of the current path and the spin detector's
+// state on entry there: an execution that backtracks to a node at or after
+// `depth` continues from here (replaying the nodes in between) instead of
+// from the initial state.
+struct SavedBoundary {
+  size_t depth = 0;
+  MachineCheckpoint ck;
+  std::vector<SpinState> spins;
 };
 
 class DfsEngine : public Scheduler {
@@ -271,14 +281,16 @@ class DfsEngine : public Scheduler {
     // noted when the node was first reached.
     if (depth_ > 0 && !resumed_) NoteTransition(m);
     resumed_ = false;
+    if (deadline_check_ && ++boundaries_ % kDeadlineEvery == 0 && deadline_check_()) {
+      // Out of time (or interrupted) inside this execution: end it here; Run
+      // neither counts it nor backtracks, so a snapshot resumes it.
+      cut_short_ = true;
+      return Decision::Stop();
+    }
     if (depth_ < replay_len_) {
       Node& n = stack_[depth_];
       n.writes_before = path_writes_;
-      if (can_resume_ && !n.ck.valid && n.alts.size() > 1) {
-        // Replaying a path loaded from a snapshot: checkpoint it on the way.
-        n.spins = spins_;
-        m.Save(n.ck);
-      }
+      if (WantsCheckpoint(n)) SaveBoundary(m, spins_);
       UpdateSpin(m, n);
       ++depth_;
       return ToDecision(m, n.alts[n.alt]);
@@ -300,7 +312,10 @@ class DfsEngine : public Scheduler {
         if (!Dependent(e.fp, parent.fp)) n.sleep.push_back(e);
       }
     }
-    if (can_resume_) n.spins = spins_;
+    // The spin state on entry, for a checkpoint here (decided once the
+    // alternatives are known).
+    const bool may_save = can_resume_ && CheckpointDue();
+    if (may_save) entry_spins_ = spins_;
     UpdateSpin(m, n);
     // Enabled threads: the running ones. A thread spinning without effect
     // keeps its event alternatives but loses its step.
@@ -356,7 +371,7 @@ class DfsEngine : public Scheduler {
       return Decision::Stop();
     }
     n.backtrack = dpor_ ? (1ull << first) : n.enabled;
-    if (can_resume_ && n.alts.size() > 1) m.Save(n.ck);
+    if (may_save && n.alts.size() > 1) SaveBoundary(m, entry_spins_);
     ++depth_;
     return ToDecision(m, n.alts[n.alt]);
   }
@@ -365,6 +380,9 @@ class DfsEngine : public Scheduler {
     // The reductions assumed mm_cid unreadable and the program read it:
     // everything explored so far may have merged what it can tell apart.
     if (!mm_cid_observable_ && m.mm_cid_loaded()) throw MmCidLoaded{};
+    // An execution cut short keeps the whole path: the nodes past the cut
+    // still hold the search's backtracking state.
+    if (cut_short_) return;
     if (depth_ > 0 && depth_ <= top_) NoteTransition(m);
     // Nodes past the end (from a Stop before pushing) are not on the path.
     top_ = std::min(top_, depth_);
@@ -379,20 +397,31 @@ class DfsEngine : public Scheduler {
     }
     can_resume_ = sim.can_resume();
     for (;;) {
-      if (replay_len_ > 0 && stack_[replay_len_ - 1].ck.valid) {
-        // Continue from the node backtracked to (its checkpoint was saved in
-        // an execution that `r` holds the path of) instead of replaying.
-        const size_t k = replay_len_ - 1;
-        Node& n = stack_[k];
-        depth_ = k;
+      // Checkpoints past the node backtracked to are of another path.
+      while (num_saved_ > 0 && saved_[num_saved_ - 1].depth >= replay_len_) --num_saved_;
+      cut_short_ = false;
+      if (num_saved_ > 0) {
+        // Continue from the deepest checkpoint at or before the node
+        // backtracked to (saved in an execution that `r` holds the path of),
+        // replaying the nodes in between, instead of replaying the path.
+        const SavedBoundary& b = saved_[num_saved_ - 1];
+        depth_ = b.depth;
         stopped_redundant_ = false;
         deadlock_ = false;
-        path_writes_ = n.writes_before;
-        spins_ = n.spins;
+        path_writes_ = stack_[b.depth].writes_before;
+        spins_ = b.spins;
         resumed_ = true;
-        sim.ResumeInto(n.ck, *this, r);
+        sim.ResumeInto(b.ck, *this, r);
       } else {
         sim.RunInto(*this, r);
+      }
+      if (cut_short_) {
+        // Stopped inside the execution by the deadline or an interrupt: the
+        // path so far is a prefix of this execution's; a snapshot of it
+        // resumes the execution.
+        after_check_();
+        if (snapshot_) snapshot_(/*more=*/true, /*forced=*/true);
+        return;
       }
       if (deadlock_) {
         r.stopped = false;
@@ -494,6 +523,27 @@ class DfsEngine : public Scheduler {
   }
 
   std::function<bool()> after_check_;
+  // Polled every kDeadlineEvery boundaries inside an execution; true ends the
+  // exploration there (time limit, interrupt), leaving cut_short() set.
+  std::function<bool()> deadline_check_;
+  static constexpr uint64_t kDeadlineEvery = 1024;
+  bool cut_short() const { return cut_short_; }
+  // The budget for machine checkpoints, in bytes (at least one is kept).
+  void set_checkpoint_budget(uint64_t bytes) { checkpoint_budget_ = bytes; }
+  // Bytes held by the checkpoints and by the path's nodes (an estimate from
+  // the buffers' capacities), for the memory limit.
+  uint64_t checkpoint_bytes() const {
+    uint64_t total = 0;
+    for (const SavedBoundary& b : saved_) total += CheckpointBytes(b);
+    return total;
+  }
+  uint64_t path_bytes() const {
+    uint64_t total = stack_.capacity() * sizeof(Node);
+    for (const Node& n : stack_) total += n.alts.capacity() * sizeof(Alt) + n.sleep.capacity() * sizeof(SleepEntry);
+    return total;
+  }
+  // Current distance between checkpoints, in nodes (grows with the path).
+  size_t checkpoint_interval() const { return checkpoint_interval_; }
   // Set to take snapshots: called after each execution's backtracking with
   // `more` (false: this level is exhausted) and `forced` (exploration stops).
   std::function<void(bool more, bool forced)> snapshot_;
@@ -518,6 +568,38 @@ class DfsEngine : public Scheduler {
       }
     }
     return false;
+  }
+
+  // Sparse checkpoints. The current path's checkpoints are saved_[0,
+  // num_saved_), by increasing depth, at nodes with alternatives (the others
+  // are never backtracked to) at least checkpoint_interval_ nodes apart. When
+  // they outgrow the budget, the interval doubles and every other one is
+  // dropped: memory stays within the budget whatever the path's length, and
+  // an execution replays at most about an interval's nodes after resuming.
+  bool CheckpointDue() const {
+    return num_saved_ == 0 || depth_ >= saved_[num_saved_ - 1].depth + checkpoint_interval_;
+  }
+  bool WantsCheckpoint(const Node& n) const { return can_resume_ && n.alts.size() > 1 && CheckpointDue(); }
+  static uint64_t CheckpointBytes(const SavedBoundary& b) {
+    uint64_t spins = b.spins.capacity() * sizeof(SpinState);
+    for (const SpinState& sp : b.spins) spins += sp.seen.capacity() * sizeof(uint64_t);
+    return sizeof(SavedBoundary) + b.ck.memory.capacity() + b.ck.threads.capacity() * sizeof(SimThread) +
+           b.ck.cpus.capacity() * sizeof(SimCpu) + b.ck.out.capacity() * sizeof(MachineCheckpoint::Out) + spins;
+  }
+  void SaveBoundary(const Machine& m, const std::vector<SpinState>& spins) {
+    if (num_saved_ == saved_.size()) saved_.emplace_back();
+    SavedBoundary& b = saved_[num_saved_++];
+    b.depth = depth_;
+    b.spins = spins;
+    m.Save(b.ck);
+    if (num_saved_ < 2 || num_saved_ * CheckpointBytes(b) <= checkpoint_budget_) return;
+    checkpoint_interval_ *= 2;
+    size_t kept = 1;
+    for (size_t i = 1; i < num_saved_; ++i) {
+      if (saved_[i].depth >= saved_[kept - 1].depth + checkpoint_interval_) std::swap(saved_[kept++], saved_[i]);
+    }
+    num_saved_ = kept;
+    saved_.resize(num_saved_);  // frees the dropped checkpoints' buffers
   }
 
   static void PutAlt(SnapshotWriter& w, const Alt& a) {
@@ -787,6 +869,13 @@ class DfsEngine : public Scheduler {
   bool deadlock_ = false;
   uint64_t path_writes_ = 0;
   std::vector<SpinState> spins_;
+  std::vector<SpinState> entry_spins_;  // Choose: spins_ on entry to a new node
+  std::vector<SavedBoundary> saved_;    // see CheckpointDue
+  size_t num_saved_ = 0;
+  size_t checkpoint_interval_ = 1;
+  uint64_t checkpoint_budget_ = ~0ull;
+  uint64_t boundaries_ = 0;  // Choose calls, for deadline_check_
+  bool cut_short_ = false;
   StateSet visited_;
   std::vector<uint32_t> clocks_;
   std::vector<uint32_t> thread_clock_;
@@ -799,6 +888,21 @@ class DfsEngine : public Scheduler {
   std::unordered_map<uint64_t, WordHistory> words_;
   std::vector<int64_t> all_memory_;
 };
+
+// The share of the memory limit that machine checkpoints may take.
+uint64_t CheckpointBudget(uint64_t max_memory_bytes) {
+  constexpr uint64_t kMax = uint64_t{128} << 20;
+  return max_memory_bytes == 0 ? kMax : std::min(kMax, max_memory_bytes / 8);
+}
+
+// Bytes held by a set of outcomes (an estimate: payloads plus the set's nodes).
+uint64_t OutcomeBytes(const std::set<Outcome>& outcomes) {
+  if (outcomes.empty()) return 0;
+  const Outcome& o = *outcomes.begin();
+  uint64_t one = sizeof(Outcome) + 48 + o.symbols.capacity() + o.returns.capacity() * sizeof(int64_t);
+  for (const auto& per_thread : o.observed) one += 24 + per_thread.capacity() * sizeof(per_thread[0]);
+  return one * outcomes.size();
+}
 
 constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v2";  // v2: XXH3 state hashes
 
@@ -931,6 +1035,19 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
   uint64_t max_exec = o.max_executions;
   if (max_exec == 0 && (o.strategy == StrategyKind::kRandom || o.strategy == StrategyKind::kPct)) max_exec = 10000;
 
+  // The interrupt and the time limit, checked inside long executions too;
+  // sets stop_reason when exploration must end.
+  auto within_deadline = [&]() -> bool {
+    if (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed)) {
+      res.stop_reason = "interrupted";
+      return false;
+    }
+    if (o.time_limit_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() >= o.time_limit_s) {
+      res.stop_reason = "time-limit";
+      return false;
+    }
+    return true;
+  };
   // Checked between executions; sets stop_reason when exploration must end.
   auto keep_going = [&]() -> bool {
     if (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed)) {
@@ -1050,23 +1167,32 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
         };
       }
       bool stopped = false;
+      engine.set_checkpoint_budget(o.checkpoint_budget_bytes.value_or(CheckpointBudget(o.max_memory_bytes)));
+      // The memory limit, after each execution (the path and the checkpoints
+      // are largest then).
+      auto within_memory = [&]() {
+        const uint64_t bytes = engine.state_bytes() + engine.path_bytes() + engine.checkpoint_bytes() +
+                               OutcomeBytes(res.outcomes);
+        res.peak_memory_bytes = std::max(res.peak_memory_bytes, bytes);
+        if (o.max_memory_bytes == 0 || bytes <= o.max_memory_bytes) return true;
+        res.stop_reason = "memory-limit";
+        return false;
+      };
       engine.after_check_ = [&]() {
-        if (!keep_going()) {
-          stopped = true;
-          return false;
-        }
-        if (o.max_memory_bytes != 0 && engine.state_bytes() > o.max_memory_bytes) {
-          res.stop_reason = "memory-limit";
+        if (!keep_going() || !within_memory()) {
           stopped = true;
           return false;
         }
         return true;
       };
+      engine.deadline_check_ = [&]() { return !within_deadline(); };
       engine.Run(sim, res, [&](ExecutionResult& r) {
-        const bool go = after(r);
+        const bool go = after(r) && within_memory();
         if (!go) stopped = true;
         return go;
       });
+      res.peak_memory_bytes = std::max(res.peak_memory_bytes, engine.path_bytes() + engine.checkpoint_bytes());
+      if (engine.cut_short()) stopped = true;
       res.states = engine.states();
       res.state_bytes = engine.state_bytes();
       if (stopped) break;

@@ -60,6 +60,10 @@
 namespace rseqmc {
 
 inline constexpr uint32_t kUnbounded = 0xffffffffu;
+// The default of ExploreOptions::max_memory_bytes and `rseqmc check
+// --max-memory`: 4 GiB, a sixth of this project's 24 GiB machine that several
+// users share.
+inline constexpr uint64_t kDefaultMaxMemoryBytes = uint64_t{4} << 30;
 
 // Bounds on injected events per execution (DESIGN.md §4).
 struct Bounds {
@@ -98,7 +102,16 @@ struct ExploreOptions {
   uint32_t pct_depth = 3;              // PCT bug depth d
   uint64_t max_executions = 0;         // 0 = unlimited (random/PCT default to 10000)
   double time_limit_s = 0;             // 0 = unlimited
-  uint64_t max_memory_bytes = 0;       // stateful visited set; 0 = unlimited
+  // Bound on the exploration's memory: the path, the machine checkpoints
+  // (which get at most an eighth of it, at most 128 MiB, and are spaced out
+  // as executions get longer), the stateful visited set and the distinct
+  // outcomes; past it the exploration stops with "memory-limit". 0 =
+  // unlimited (checkpoints still within 128 MiB).
+  uint64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+  // The machine checkpoints' share of it (at least two are kept); default
+  // min(128 MiB, max_memory_bytes / 8). Any budget explores the same
+  // executions: a smaller one replays more of each path.
+  std::optional<uint64_t> checkpoint_budget_bytes;
   bool stop_at_first_failure = true;
   bool collect_outcomes = true;        // keep the set of distinct outcomes
   // Iterative bounding: explore with max_events = 0, 1, ..., bounds.max_events
@@ -108,7 +121,10 @@ struct ExploreOptions {
   // Optional extra judgement of each finished execution (oracles); may turn a
   // passing verdict into a failure by returning a message (empty = fine).
   std::function<std::string(const ExecutionResult&)> oracle;
-  // Polled between executions; set from a signal handler to stop cleanly.
+  // Set from a signal handler to stop cleanly; polled between executions
+  // and, by the exhaustive strategies, every 1024 boundaries inside one (as
+  // is time_limit_s). An execution stopped inside is not counted; a snapshot
+  // taken then resumes it.
   const std::atomic<bool>* interrupt = nullptr;
   // Called about once a second while exploring.
   std::function<void(const ExploreProgress&)> progress;
@@ -150,6 +166,10 @@ struct ExploreResult {
   uint64_t max_depth = 0;
   uint64_t states = 0;           // stateful: distinct states visited
   uint64_t state_bytes = 0;      // stateful: bytes held by the visited set
+  // Exhaustive strategies: the largest memory the exploration held after an
+  // execution (path nodes, machine checkpoints, visited set, outcomes), in
+  // bytes, as estimated from buffer capacities for the memory limit.
+  uint64_t peak_memory_bytes = 0;
   uint32_t bound_level = 0;      // iterative: the events bound reached
   double elapsed_s = 0;          // including the time of the run a snapshot was resumed from
   uint64_t resumed_executions = 0;  // executions done before the snapshot this run resumed from

@@ -8,10 +8,12 @@
 //   * every planted bug is found by every exhaustive strategy with iterative
 //     bounding, with one injected event;
 //   * PCT finds each planted bug within its probabilistic bound;
-//   * determinism and budgets.
+//   * determinism and budgets;
+//   * cost: checkpoints within a memory budget, stops inside an execution.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -480,6 +482,123 @@ TEST(Explore, DporIsLinearOnIndependentPinnedThreads) {
     EXPECT_EQ(dpor.executions - dpor.redundant, 1u) << n << " threads";
     EXPECT_EQ(dpor.distinct_outcomes, 1u);
   }
+}
+
+// ---------------------------------------------------------------------------
+// What exhaustive exploration costs (issue 18):
+//   * machine checkpoints within a budget: any budget explores exactly the
+//     same executions, redundant executions and outcomes (a smaller one
+//     replays more of each path), and one long execution keeps its
+//     checkpoints within the budget;
+//   * the time limit and an interrupt stop inside one long execution, and a
+//     snapshot taken there resumes it to the uninterrupted result.
+
+struct Case {
+  const char* name;
+  std::map<std::string, int64_t> defines;
+};
+
+// Checkpoints every node with alternatives (an unlimited budget) and at most
+// a few of them (a budget of one byte: the interval doubles at every
+// checkpoint) give the same exploration.
+TEST(ExploreCost, CheckpointBudgetDoesNotChangeTheExploration) {
+  const Case cases[] = {{"percpu_counter", {}},
+                        {"percpu_spinlock", {}},
+                        {"percpu_list", {{"OPS", 1}, {"PER", 1}}},
+                        {"buggy/cpu_not_rechecked", {}}};
+  for (const Case& c : cases) {
+    const Scenario s = Builtin(c.name, c.defines);
+    for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor, StrategyKind::kStateful}) {
+      ExploreOptions o;
+      o.strategy = k;
+      o.bounds.max_events = 1;
+      o.stop_at_first_failure = false;
+      o.max_executions = 20000;
+      o.checkpoint_budget_bytes = ~uint64_t{0};
+      const ExploreResult full = Explore(s, o);
+      o.checkpoint_budget_bytes = 1;
+      const ExploreResult sparse = Explore(s, o);
+      SCOPED_TRACE(std::string(c.name) + " " + StrategyName(k));
+      EXPECT_GT(full.executions, 1u);
+      EXPECT_EQ(sparse.executions, full.executions);
+      EXPECT_EQ(sparse.redundant, full.redundant);
+      EXPECT_EQ(sparse.stop_reason, full.stop_reason);
+      EXPECT_EQ(sparse.outcomes, full.outcomes);
+      EXPECT_EQ(sparse.failure.has_value(), full.failure.has_value());
+      if (sparse.failure && full.failure) {
+        EXPECT_EQ(sparse.failure->schedule, full.failure->schedule);
+        EXPECT_EQ(sparse.failure->trace_hash, full.failure->trace_hash);
+      }
+    }
+  }
+}
+
+// percpu_list with PER=256 runs about 21,700 steps; each checkpoint holds the
+// whole data memory, so a checkpoint per node would take hundreds of MB.
+TEST(ExploreCost, OneLongExecutionKeepsItsCheckpointsWithinTheBudget) {
+  const Scenario s = Builtin("percpu_list", {{"PER", 256}});
+  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor}) {
+    ExploreOptions o;
+    o.strategy = k;
+    o.max_executions = 3;
+    o.checkpoint_budget_bytes = uint64_t{4} << 20;
+    const ExploreResult r = Explore(s, o);
+    SCOPED_TRACE(StrategyName(k));
+    EXPECT_EQ(r.executions, 3u);
+    EXPECT_GT(r.max_depth, 20000u);
+    // Checkpoints (4 MiB, plus one that may be saved past it before the
+    // thinning) and the path's nodes (a few hundred bytes each).
+    EXPECT_LE(r.peak_memory_bytes, (uint64_t{5} << 20) + r.max_depth * 512);
+  }
+}
+
+// A memory limit below what the path needs stops the exploration.
+TEST(ExploreCost, MemoryLimitCoversThePath) {
+  const Scenario s = Builtin("percpu_list", {{"PER", 256}});
+  ExploreOptions o;
+  o.strategy = StrategyKind::kDpor;
+  o.max_memory_bytes = 1 << 20;
+  const ExploreResult r = Explore(s, o);
+  EXPECT_EQ(r.stop_reason, "memory-limit");
+  EXPECT_EQ(r.executions, 1u);
+  EXPECT_GT(r.peak_memory_bytes, uint64_t{1} << 20);
+}
+
+// The deadline is polled every 1024 boundaries inside an execution: an
+// interrupt raised before the exploration (or a time limit already passed)
+// stops the first execution of PER=256 (21,700 boundaries) there, which is
+// then not counted, and a snapshot taken there resumes to the same result as
+// an uninterrupted exploration.
+TEST(ExploreCost, InterruptAndTimeLimitStopInsideOneExecution) {
+  const Scenario s = Builtin("percpu_list", {{"PER", 256}});
+  ExploreOptions o;
+  o.strategy = StrategyKind::kDpor;
+  o.max_executions = 4;
+  const ExploreResult whole = Explore(s, o);
+  ASSERT_EQ(whole.executions, 4u);
+
+  std::atomic<bool> stop{true};
+  std::string snapshot;
+  ExploreOptions cut = o;
+  cut.interrupt = &stop;
+  cut.snapshot = [&snapshot](const std::string& bytes) { snapshot = bytes; };
+  const ExploreResult interrupted = Explore(s, cut);
+  EXPECT_EQ(interrupted.stop_reason, "interrupted");
+  EXPECT_EQ(interrupted.executions, 0u);
+  ASSERT_FALSE(snapshot.empty());
+
+  ExploreOptions again = o;
+  again.resume_from = &snapshot;
+  const ExploreResult resumed = Explore(s, again);
+  EXPECT_EQ(resumed.executions, whole.executions);
+  EXPECT_EQ(resumed.outcomes, whole.outcomes);
+  EXPECT_EQ(resumed.max_depth, whole.max_depth);
+
+  ExploreOptions timed = o;
+  timed.time_limit_s = 1e-9;
+  const ExploreResult late = Explore(s, timed);
+  EXPECT_EQ(late.stop_reason, "time-limit");
+  EXPECT_EQ(late.executions, 0u);
 }
 
 }  // namespace
