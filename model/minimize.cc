@@ -1,6 +1,8 @@
 #include "model/minimize.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <tuple>
 #include <vector>
 
@@ -44,8 +46,9 @@ class Minimizer {
  public:
   Minimizer(const Scenario& s, const RunOptions& run, Verdict v,
             const std::function<std::string(const ExecutionResult&)>& oracle, uint64_t max_runs,
-            MinimizeStats& stats)
-      : sim_(s, WithoutTrace(run)), v_(v), oracle_(oracle), max_runs_(max_runs), stats_(stats) {}
+            const std::function<bool()>& should_stop, MinimizeStats& stats)
+      : sim_(s, WithoutTrace(run)), v_(v), oracle_(oracle), max_runs_(max_runs), should_stop_(should_stop),
+        stats_(stats) {}
 
   // Runs `failing`; true (and it becomes the current schedule) if it fails with the verdict.
   bool Start(const Schedule& failing) {
@@ -61,7 +64,7 @@ class Minimizer {
       changed = Ddmin(/*events_only=*/false) || changed;
       changed = Shorten() || changed;
       if (!changed) changed = Relocate();
-      if (!changed || stats_.budget_exhausted) return;
+      if (!changed || stats_.budget_exhausted || stats_.stopped) return;
     }
   }
 
@@ -79,6 +82,11 @@ class Minimizer {
   bool Run(const Schedule& candidate) {
     if (stats_.runs >= max_runs_) {
       stats_.budget_exhausted = true;
+      return false;
+    }
+    // The first run (reproducing the input) always happens.
+    if (stats_.stopped || (stats_.runs > 0 && should_stop_ && should_stop_())) {
+      stats_.stopped = true;
       return false;
     }
     ++stats_.runs;
@@ -247,6 +255,7 @@ class Minimizer {
   Verdict v_;
   const std::function<std::string(const ExecutionResult&)>& oracle_;
   uint64_t max_runs_;
+  const std::function<bool()>& should_stop_;
   MinimizeStats& stats_;
   ExecutionResult r_;
   Schedule best_;
@@ -259,13 +268,24 @@ Schedule MinimizeEvents(const Scenario& s, const Schedule& failing, Verdict v, c
                         MinimizeStats* stats) {
   MinimizeStats local;
   MinimizeStats& st = stats != nullptr ? *stats : local;
-  Schedule current = MinimizeSchedule(s, search.run, failing, v, &st, search.oracle);
+  // search.interrupt and search.time_limit_s bound all of it.
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&start]() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const std::function<bool()> should_stop = [&]() {
+    return (search.interrupt != nullptr && search.interrupt->load(std::memory_order_relaxed)) ||
+           (search.time_limit_s > 0 && elapsed() >= search.time_limit_s);
+  };
+  Schedule current = MinimizeSchedule(s, search.run, failing, v, &st, search.oracle, 200000, should_stop);
   if (!st.reproduced) return current;
   const MinimizeStats first = st;
   for (;;) {
     const uint32_t k = current.NumEvents();
     if (k == 0) {
       st.fewest_events_proven = true;
+      break;
+    }
+    if (st.stopped || should_stop()) {
+      st.stopped = true;
       break;
     }
     ExploreOptions o = search;
@@ -277,16 +297,20 @@ Schedule MinimizeEvents(const Scenario& s, const Schedule& failing, Verdict v, c
     o.progress = nullptr;
     o.snapshot = nullptr;
     o.resume_from = nullptr;
+    if (search.time_limit_s > 0) o.time_limit_s = std::max(search.time_limit_s - elapsed(), 1e-9);
     const ExploreResult r = Explore(s, o);
     st.search_executions += r.executions;
+    st.stopped |= r.stop_reason == "interrupted" || r.stop_reason == "time-limit";
     if (!r.failure || r.failure->verdict != v) {
       st.fewest_events_proven = r.complete && !r.failure;
       break;
     }
     MinimizeStats again;
-    Schedule smaller = MinimizeSchedule(s, search.run, r.failure->schedule, v, &again, search.oracle);
+    Schedule smaller = MinimizeSchedule(s, search.run, r.failure->schedule, v, &again, search.oracle, 200000,
+                                        should_stop);
     st.runs += again.runs;
     st.budget_exhausted |= again.budget_exhausted;
+    st.stopped |= again.stopped;
     if (!again.reproduced || smaller.NumEvents() >= k) break;  // cannot happen for a deterministic simulator
     current = std::move(smaller);
     st.steps_after = again.steps_after;
@@ -301,13 +325,13 @@ Schedule MinimizeEvents(const Scenario& s, const Schedule& failing, Verdict v, c
 
 Schedule MinimizeSchedule(const Scenario& s, const RunOptions& run, const Schedule& failing, Verdict v,
                           MinimizeStats* stats, const std::function<std::string(const ExecutionResult&)>& oracle,
-                          uint64_t max_runs) {
+                          uint64_t max_runs, const std::function<bool()>& should_stop) {
   MinimizeStats local;
   MinimizeStats& st = stats != nullptr ? *stats : local;
   st = MinimizeStats{};
   st.events_before = failing.NumEvents();
   st.entries_before = failing.entries.size();
-  Minimizer m(s, run, v, oracle, max_runs, st);
+  Minimizer m(s, run, v, oracle, max_runs, should_stop, st);
   if (!m.Start(failing)) {
     st.events_after = st.events_before;
     st.entries_after = st.entries_before;

@@ -64,6 +64,7 @@ struct MinimizeStats {
   uint64_t steps_after = 0;
   bool reproduced = false;       // the input schedule failed with the verdict when re-run
   bool budget_exhausted = false; // stopped at the run budget (the result still fails)
+  bool stopped = false;          // stopped by an interrupt or the time limit (the result still fails)
   // MinimizeEvents only:
   uint64_t search_executions = 0;   // executions of the exhaustive searches for fewer events
   bool fewest_events_proven = false;  // a complete search found no failure with fewer events
@@ -74,17 +75,21 @@ struct MinimizeStats {
 // `failing` does not fail with `v` when re-run, returns it unchanged with
 // stats->reproduced = false. `oracle`, if set, judges each execution as
 // ExploreOptions::oracle does (a non-empty message turns a pass into
-// Verdict::kAssertFailed). `max_runs` bounds the executions spent.
+// Verdict::kAssertFailed). `max_runs` bounds the executions spent; `should_stop`,
+// if set, is asked before each run after the first (true: stop with
+// stats->stopped, returning the smallest failing schedule so far).
 Schedule MinimizeSchedule(const Scenario& s, const RunOptions& run, const Schedule& failing, Verdict v,
                           MinimizeStats* stats,
                           const std::function<std::string(const ExecutionResult&)>& oracle = {},
-                          uint64_t max_runs = 200000);
+                          uint64_t max_runs = 200000, const std::function<bool()>& should_stop = {});
 
 // MinimizeSchedule, then: while the schedule has k > 0 events, explores `s`
 // exhaustively with at most k-1 events (DPOR, iterative bounding; `search`
 // supplies the per-kind bounds, RunOptions, oracle, interrupt flag and the
 // max_executions budget of each search; its strategy, iterative flag and
-// events bound are overridden). A failure with verdict `v` found there is
+// events bound are overridden). search.interrupt and search.time_limit_s
+// bound the whole minimisation, searches included: when either stops it,
+// stats->stopped is set and the smallest failing schedule so far returned. A failure with verdict `v` found there is
 // minimised and the loop continues; a complete search without any failure
 // sets stats->fewest_events_proven (no schedule with fewer events fails, in
 // any way, within the bounds). A failure with another verdict, or a search

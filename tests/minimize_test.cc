@@ -3,6 +3,7 @@
 // still fails with the same verdict under the strict ReplayScheduler, and is a
 // fixpoint (minimising it again changes nothing) — from the failing schedules
 // of the exhaustive strategies and from the noisier ones random search finds.
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -215,6 +216,29 @@ TEST(MinimizeTest, RunBudgetIsHonouredAndTheResultStillFails) {
   EXPECT_TRUE(st.budget_exhausted);
   EXPECT_LE(st.runs, 3u);
   EXPECT_EQ(Replay(s, {}, out).verdict, f.verdict);
+}
+
+// An interrupt (or a time limit already passed) stops minimisation after the
+// run that reproduces the failure: the input comes back, marked stopped, and
+// still fails; no search for fewer events is started.
+TEST(MinimizeTest, InterruptAndTimeLimitStopMinimisation) {
+  const Scenario s = Load("buggy/stale_cpu_retry");
+  const Failure f = FindFailure(s, StrategyKind::kRandom, 4);
+  std::atomic<bool> stop{true};
+  ExploreOptions interrupted;
+  interrupted.interrupt = &stop;
+  ExploreOptions late;
+  late.time_limit_s = 1e-9;
+  for (const ExploreOptions& search : {interrupted, late}) {
+    MinimizeStats st;
+    const Schedule out = MinimizeEvents(s, f.schedule, f.verdict, search, &st);
+    EXPECT_TRUE(st.reproduced);
+    EXPECT_TRUE(st.stopped);
+    EXPECT_EQ(st.runs, 1u);
+    EXPECT_EQ(st.search_executions, 0u);
+    EXPECT_FALSE(st.fewest_events_proven);
+    EXPECT_EQ(Replay(s, {}, out).verdict, f.verdict);
+  }
 }
 
 TEST(MinimizeTest, OracleJudgesCandidates) {

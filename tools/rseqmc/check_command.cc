@@ -13,6 +13,7 @@
 // orders of magnitude slower.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -92,7 +93,7 @@ struct CheckArgs {
   bool json = false;
   uint64_t max_executions = 0;
   double time_limit_s = 0;
-  uint64_t max_memory = 0;
+  uint64_t max_memory = kDefaultMaxMemoryBytes;
   bool iterative = false;
   std::optional<std::string> checkpoint;
   std::optional<uint64_t> max_steps;
@@ -130,7 +131,9 @@ po::options_description VisibleOptions() {
        "executions of a resumed checkpoint too.")
       ("time-limit", po::value<std::string>()->value_name("SECONDS"), "Stop a scenario after SECONDS.")
       ("max-memory", po::value<std::string>()->value_name("BYTES"),
-       "Stop a stateful exploration when its visited set exceeds BYTES (suffix K, M, G or T).")
+       "Stop a scenario when the exploration's memory exceeds BYTES (suffix K, M, G or T; default 4G): "
+       "the path, the machine checkpoints (at most BYTES/8, at most 128M: the longer the executions, the "
+       "sparser they are), stateful search's visited set and the distinct outcomes.")
       ("json", po::bool_switch(), "Print one JSON object per scenario, one per line.")
       ("checkpoint", po::value<std::string>()->value_name("FILE"),
        "Keep the run's progress in FILE (written every 30 s and when a scenario stops early: Ctrl-C, "
@@ -386,6 +389,9 @@ class Checker {
       search.run = run_;
       search.interrupt = &g_interrupted;
       search.max_executions = kFewerEventsBudget;
+      // Confirmation and minimisation share the scenario's time limit (what
+      // is left of it; a little when exploration used it all).
+      if (a_.time_limit_s > 0) search.time_limit_s = std::max(a_.time_limit_s - c.res.elapsed_s, 0.05);
       c.cx = BuildCounterexample(t.scenario, search, *c.res.failure);
     }
     if (c.cx && !c.cx->deterministic) {
@@ -468,6 +474,11 @@ class Checker {
                   ? "proven: no schedule with fewer events fails within the bounds"
                   : "not proven: the search for fewer events did not complete")
           << " (" << Plural(cx.stats.search_executions, "execution") << ")\n";
+      if (cx.stats.stopped) {
+        out << "                minimisation INCOMPLETE: stopped by "
+            << (g_interrupted.load() ? "Ctrl-C" : "the time limit")
+            << "; this is the smallest failing schedule found so far\n";
+      }
       out << FormatTimeline(s, cx.run) << "\n";
       out << "schedule: " << cx.token << " (minimised)\n" << FormatScheduleEntries(cx.schedule);
       out << "replay:   " << ReplayCommand(t, cx.token) << "\n";
@@ -546,6 +557,7 @@ class Checker {
         << cx.stats.entries_before << ",\"steps\":" << cx.stats.steps_before << ",\"runs\":" << cx.stats.runs
         << "},\"fewest_events_proven\":" << (cx.stats.fewest_events_proven ? "true" : "false")
         << ",\"search_executions\":" << cx.stats.search_executions
+        << ",\"minimisation_complete\":" << (cx.stats.stopped ? "false" : "true")
         << ",\"deterministic\":" << (cx.deterministic ? "true" : "false")
         << ",\"replay\":" << JsonQuote(ReplayCommand(t, cx.token)) << "}";
     }
