@@ -23,6 +23,7 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -204,8 +205,10 @@ struct SpinMark {
   uint64_t writes = ~0ull;
 };
 struct SpinState : SpinMark {
-  std::vector<uint64_t> seen;  // context hashes since the last write on the path
+  std::vector<uint64_t> seen;  // context hashes since the last change on the path
+  std::vector<uint64_t> seen_steps;  // the machine's step count at each of them
   bool spinning = false;
+  uint64_t cycle_steps = 0;  // when spinning: steps since it was last in this state
 };
 
 struct Node {
@@ -271,8 +274,10 @@ class DfsEngine : public Scheduler {
       sp.ctx = 0;
       sp.writes = ~0ull;
       sp.seen.clear();
+      sp.seen_steps.clear();
       sp.spinning = false;
     }
+    shadow_valid_ = false;
   }
 
   Decision Choose(const ChoiceView& view) override {
@@ -344,6 +349,7 @@ class DfsEngine : public Scheduler {
         stopped_redundant_ = true;
       } else {
         deadlock_ = true;
+        livelock_cycle_ = DescribeSpins(m);
       }
       return Decision::Stop();
     }
@@ -396,6 +402,7 @@ class DfsEngine : public Scheduler {
       top_ = 0;
     }
     can_resume_ = sim.can_resume();
+    live_ = &r;
     for (;;) {
       // Checkpoints past the node backtracked to are of another path.
       while (num_saved_ > 0 && saved_[num_saved_ - 1].depth >= replay_len_) --num_saved_;
@@ -411,6 +418,8 @@ class DfsEngine : public Scheduler {
         path_writes_ = stack_[b.depth].writes_before;
         spins_ = b.spins;
         resumed_ = true;
+        shadow_.assign(b.ck.memory.begin(), b.ck.memory.end());
+        shadow_valid_ = true;
         sim.ResumeInto(b.ck, *this, r);
       } else {
         sim.RunInto(*this, r);
@@ -428,7 +437,8 @@ class DfsEngine : public Scheduler {
         // Replaying this schedule runs the spinners to the step limit, so
         // report what the replay will show (with the reason found here).
         r.verdict = Verdict::kStepLimit;
-        r.message = "livelock: every thread spins on memory that no thread will change (a replay runs to the step limit)";
+        r.message = "livelock: every thread spins on memory that no thread will change (a replay runs to the step limit): " +
+                    livelock_cycle_;
       }
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, depth_);
@@ -582,7 +592,7 @@ class DfsEngine : public Scheduler {
   bool WantsCheckpoint(const Node& n) const { return can_resume_ && n.alts.size() > 1 && CheckpointDue(); }
   static uint64_t CheckpointBytes(const SavedBoundary& b) {
     uint64_t spins = b.spins.capacity() * sizeof(SpinState);
-    for (const SpinState& sp : b.spins) spins += sp.seen.capacity() * sizeof(uint64_t);
+    for (const SpinState& sp : b.spins) spins += (sp.seen.capacity() + sp.seen_steps.capacity()) * sizeof(uint64_t);
     return sizeof(SavedBoundary) + b.ck.memory.capacity() + b.ck.threads.capacity() * sizeof(SimThread) +
            b.ck.cpus.capacity() * sizeof(SimCpu) + b.ck.out.capacity() * sizeof(MachineCheckpoint::Out) + spins;
   }
@@ -625,6 +635,47 @@ class DfsEngine : public Scheduler {
     return false;
   }
 
+  // "thread c at consumer+2 returns there with the same registers and memory
+  // every 9 steps; ..." for the running threads that spin.
+  std::string DescribeSpins(const Machine& m) const {
+    std::string out;
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      const int t = m.cpu(c).running;
+      if (t < 0 || !spins_[t].spinning) continue;
+      const uint32_t pc = m.thread(t).cur().pc;
+      if (!out.empty()) out += "; ";
+      out += "thread " + s_.threads[t].name + " at " +
+             (pc < s_.program.code.size() ? s_.program.DescribeIndex(pc) : std::string("native code")) +
+             " returns there with the same registers and memory every " + std::to_string(spins_[t].cycle_steps) +
+             " steps";
+    }
+    return out;
+  }
+
+  // True if the transition just taken changed data memory: a write access
+  // whose bytes differ from the shadow copy (which it then updates). A store
+  // of the value already there is no change: a loop that re-arms rseq_cs or
+  // rewrites a flag with the same value goes round without effect.
+  bool MemoryChanged(const Footprint& fp) {
+    const std::vector<uint8_t>& mem = live_->memory;
+    if (!shadow_valid_ || fp.all_memory) {
+      shadow_ = mem;
+      shadow_valid_ = true;
+      return fp.all_memory || fp.HasMemory();
+    }
+    bool changed = false;
+    for (int i = 0; i < fp.num_accesses; ++i) {
+      const MemAccess& a = fp.accesses[i];
+      if (!a.write || a.addr < kDataBase || a.addr - kDataBase + a.bytes > mem.size()) continue;
+      const size_t off = a.addr - kDataBase;
+      if (std::memcmp(&mem[off], &shadow_[off], a.bytes) != 0) {
+        std::memcpy(&shadow_[off], &mem[off], a.bytes);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
   void NoteTransition(const Machine& m) {
     Node& prev = stack_[depth_ - 1];
     prev.fp = m.last_footprint();
@@ -634,10 +685,11 @@ class DfsEngine : public Scheduler {
     // before masking), and kernel actions on other threads. A yield that
     // finds its run queue empty only reads the CPU: not a change.
     const Alt& a = prev.alts[prev.alt];
-    bool writes = prev.fp.all_memory || m.last_footprint().mm_cid || a.kind != DecisionKind::kStep ||
-                  (prev.fp.threads & ~(1ull << a.thread)) != 0;
-    for (int i = 0; i < prev.fp.num_accesses && !writes; ++i) writes = prev.fp.accesses[i].write;
-    if (writes) ++path_writes_;
+    const bool memory = MemoryChanged(prev.fp);
+    if (memory || m.last_footprint().mm_cid || a.kind != DecisionKind::kStep ||
+        (prev.fp.threads & ~(1ull << a.thread)) != 0) {
+      ++path_writes_;
+    }
   }
 
   // Spin detection ("spin-assume"): a thread whose local state returns to a
@@ -662,6 +714,7 @@ class DfsEngine : public Scheduler {
       SpinState& sm = spins_[t];
       if (sm.writes != path_writes_) {
         sm.seen.clear();
+        sm.seen_steps.clear();
         sm.writes = path_writes_;
         sm.spinning = false;
       } else if (!((touched >> t) & 1)) {
@@ -672,8 +725,14 @@ class DfsEngine : public Scheduler {
         continue;
       }
       const uint64_t h = ContextHash(m.thread(t));
-      sm.spinning = std::find(sm.seen.begin(), sm.seen.end(), h) != sm.seen.end();
-      if (!sm.spinning) sm.seen.push_back(h);
+      const auto it = std::find(sm.seen.begin(), sm.seen.end(), h);
+      sm.spinning = it != sm.seen.end();
+      if (sm.spinning) {
+        sm.cycle_steps = m.steps() - sm.seen_steps[static_cast<size_t>(it - sm.seen.begin())];
+      } else {
+        sm.seen.push_back(h);
+        sm.seen_steps.push_back(m.steps());
+      }
     }
   }
   bool Spinning(const Machine&, int t) const { return spins_[t].spinning; }
@@ -867,7 +926,13 @@ class DfsEngine : public Scheduler {
   size_t depth_ = 0;
   bool stopped_redundant_ = false;
   bool deadlock_ = false;
-  uint64_t path_writes_ = 0;
+  std::string livelock_cycle_;  // DescribeSpins when deadlock_
+  uint64_t path_writes_ = 0;  // transitions on the path that changed something (see NoteTransition)
+  // The execution being run (its memory is the machine's data memory) and a
+  // copy of that memory as of the last noted transition (MemoryChanged).
+  const ExecutionResult* live_ = nullptr;
+  std::vector<uint8_t> shadow_;
+  bool shadow_valid_ = false;
   std::vector<SpinState> spins_;
   std::vector<SpinState> entry_spins_;  // Choose: spins_ on entry to a new node
   std::vector<SavedBoundary> saved_;    // see CheckpointDue

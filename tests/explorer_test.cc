@@ -601,5 +601,50 @@ TEST(ExploreCost, InterruptAndTimeLimitStopInsideOneExecution) {
   EXPECT_EQ(late.executions, 0u);
 }
 
+// A thread that returns to a state it was in, with nothing else changed, is
+// reported at once as a livelock with its cycle: the consumer of
+// tools/bench/scenarios/retry_forever_32k.rsq re-arms rseq_cs (a store of the
+// value already there) and retries a pop from an empty list every 13 steps.
+// A loop whose stores change memory is no livelock: it runs to the step limit.
+TEST(ExploreCost, ARetryLoopWithoutEffectIsALivelockWithItsCycle) {
+  const Scenario s =
+      ParseScenarioFile(std::string(RSEQMC_SOURCE_DIR) + "/tools/bench/scenarios/retry_forever_32k.rsq");
+  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor}) {
+    ExploreOptions o;
+    o.strategy = k;
+    const ExploreResult r = Explore(s, o);
+    SCOPED_TRACE(StrategyName(k));
+    ASSERT_TRUE(r.failure.has_value());
+    EXPECT_EQ(r.failure->verdict, Verdict::kStepLimit);
+    EXPECT_EQ(r.executions, 1u);
+    EXPECT_LT(r.max_depth, 100u);  // a few rounds of 13 steps, each with the event alternatives tried first
+    EXPECT_NE(r.failure->message.find("livelock: "), std::string::npos) << r.failure->message;
+    EXPECT_NE(r.failure->message.find("thread c at pop:"), std::string::npos) << r.failure->message;
+    EXPECT_NE(r.failure->message.find(" returns there with the same registers and memory every 13 steps"),
+              std::string::npos)
+        << r.failure->message;
+  }
+  const Scenario counting = ParseScenario(R"(scenario counting
+var n: u64 = 0
+func count
+  la r1, n
+loop:
+  ld r2, [r1]
+  add r2, r2, 1
+  st [r1], r2
+  jmp loop
+end
+thread t entry count cpu 0
+expect fail steplimit
+)", "counting.rsq");
+  ExploreOptions o;
+  o.run.max_steps = 4000;
+  const ExploreResult r = Explore(counting, o);
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_EQ(r.failure->verdict, Verdict::kStepLimit);
+  EXPECT_EQ(r.failure->message.find("livelock"), std::string::npos) << r.failure->message;
+  EXPECT_GE(r.max_depth, 4000u);
+}
+
 }  // namespace
 }  // namespace rseqmc
