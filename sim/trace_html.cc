@@ -222,6 +222,8 @@ trace.forEach(function (e, j) {
     const y = laneY("thread" + e.thread) + 4, x0 = x(j), x1 = x(Math.min(k, trace.length - 1)) + W / 2;
     const g = el("g", {"class": "abort-group", "data-entry": j}, svg);
     el("path", {"class": "abort-jump", "data-entry": j, d: "M" + x0 + " " + (y + 20) + " C" + x0 + " " + (y - 12) + " " + x1 + " " + (y - 12) + " " + x1 + " " + (y + 6), "marker-end": "url(#arrow)"}, g);
+    const target = e.a >= 0 && e.a < D.code.length ? D.code[e.a].where : "abort_ip";
+    el("text", {x: (x0 + x1) / 2, y: y - 6, "text-anchor": "middle", fill: "#d7263d"}, g, "abort \u2192 " + target);
     el("title", {}, g, describe(e));
   }
 });
