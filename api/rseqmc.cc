@@ -70,6 +70,11 @@ ExploreOptions PickExploreOptions(const CheckOptions& o) {
   const std::optional<StrategyKind> strategy = ParseStrategy(o.strategy);
   if (!strategy) throw OptionError("strategy \"" + o.strategy + "\": expected dpor, dfs, stateful, random or pct");
   if (o.pct_depth < 1 || o.pct_depth > 64) throw OptionError("pct_depth " + std::to_string(o.pct_depth) + ": expected 1 .. 64");
+  if (o.max_steps == 0u) throw OptionError("max_steps 0: expected a positive number of instructions");
+  if (o.max_executions == 0u) throw OptionError("max_executions 0: expected a positive count (leave it unset for no limit)");
+  if (o.time_limit_seconds && !(*o.time_limit_seconds > 0)) {
+    throw OptionError("time_limit_seconds " + std::to_string(*o.time_limit_seconds) + ": expected a positive number of seconds");
+  }
   e.strategy = *strategy;
   e.bounds = PickBounds(o);
   e.run.kernel = PickKernel(o.kernel);

@@ -169,6 +169,8 @@ struct CheckOptions {
   std::optional<uint64_t> max_executions;     // stop early (verdict kIncomplete); random/pct default 10000
   std::optional<double> time_limit_seconds;   // stop early (verdict kIncomplete)
   std::optional<uint64_t> max_steps;          // IR instructions per execution (default 100000)
+  // Check throws Error for a pct_depth outside 1..64, a max_steps or
+  // max_executions of 0, or a time limit that is not a positive number.
 };
 
 enum class Status {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -152,6 +153,14 @@ TEST(Api, BadOptionsAreErrorsNamingTheChoices) {
     EXPECT_NE(std::string(e.what()).find("dpor, dfs, stateful, random or pct"), std::string::npos);
   }
   EXPECT_THROW(rseqmc::api::Replay(s, "rsq1.notatoken"), rseqmc::api::Error);
+  for (auto spoil : std::vector<void (*)(CheckOptions&)>{
+           [](CheckOptions& b) { b.pct_depth = 0; }, [](CheckOptions& b) { b.pct_depth = 65; },
+           [](CheckOptions& b) { b.max_steps = 0; }, [](CheckOptions& b) { b.max_executions = 0; },
+           [](CheckOptions& b) { b.time_limit_seconds = -1; }, [](CheckOptions& b) { b.time_limit_seconds = 0; }}) {
+    CheckOptions bad = Kernel618();
+    spoil(bad);
+    EXPECT_THROW(rseqmc::api::Check(s, bad), rseqmc::api::Error);
+  }
 }
 
 TEST(Api, BudgetStopsAreIncompleteNotPass) {

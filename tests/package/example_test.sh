@@ -40,9 +40,12 @@ case $mode in
     fi
     (cd "$tmp" && cpack -G DEB --config "$build/CPackConfig.cmake" >"$tmp/cpack.log")
     deb=$(ls "$tmp"/rseqmc_*.deb)
-    dpkg-deb --info "$deb" | grep -q 'Depends: libboost-context1.74.0'
-    dpkg-deb --contents "$deb" | grep -q './usr/include/rseqmc/gtest.h'
-    dpkg-deb --contents "$deb" | grep -q './usr/bin/rseqmc'
+    info=$(dpkg-deb --info "$deb") contents=$(dpkg-deb --contents "$deb")  # (grep -q would cut the pipe)
+    grep -q 'Depends: libboost-context1.74.0' <<<"$info"
+    for f in ./usr/include/rseqmc/rseqmc.h ./usr/include/rseqmc/gtest.h ./usr/include/rseqmc/rapidcheck.h \
+             ./usr/bin/rseqmc ./usr/lib/librseqmc.so.0.1.0 ./usr/lib/cmake/rseqmc/rseqmcConfigVersion.cmake; do
+      grep -qF " $f" <<<"$contents" || { echo "FAIL: the package lacks $f" >&2; echo "$contents" >&2; exit 1; }
+    done
     dpkg -x "$deb" "$tmp/root"
     config=(-DCMAKE_PREFIX_PATH="$tmp/root/usr")
     echo "built and unpacked $(basename "$deb")"
