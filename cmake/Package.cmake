@@ -30,9 +30,11 @@ if(PROJECT_IS_TOP_LEVEL)
   set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
   set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-  # The library needs Boost.Context, the CLI Boost.Program_options; the
-  # GoogleTest and RapidCheck glue headers need their -dev packages.
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libboost-context1.74.0, libboost-program-options1.74.0, libc6, libstdc++6")
+  # The library needs Boost.Context, libelf and Zydis (the ELF import), the
+  # CLI also Boost.Program_options; the GoogleTest and RapidCheck glue headers
+  # need their -dev packages.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS
+      "libboost-context1.74.0, libboost-program-options1.74.0, libelf1, libzydis4.0, libc6, libstdc++6")
   set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libgtest-dev, librapidcheck-dev, cmake")
   include(CPack)
 endif()
