@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/builder.h"
 #include "sim/ir.h"
 #include "sim/kernel_model.h"
 #include "sim/scenario.h"
@@ -359,6 +360,59 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
+// Every symbol's values in `r`: scalar -> number, array -> [..], per-CPU
+// scalar -> [per cpu], per-CPU array -> [[cpu 0 elements], ...].
+void WriteSymbolValues(const Scenario& s, const ExecutionResult& r, JsonWriter& w) {
+  w.Open('{');
+  for (const Symbol& sym : s.program.symbols) {
+    w.Key(sym.name);
+    if (!sym.per_cpu) {
+      if (sym.count == 1) {
+        w.Int(ElementValue(r, sym, 0, 0));
+      } else {
+        w.Ints(Elements(r, sym, 0));
+      }
+    } else if (sym.count == 1) {
+      std::vector<int64_t> per_cpu(s.num_cpus);
+      for (uint32_t c = 0; c < s.num_cpus; ++c) per_cpu[c] = ElementValue(r, sym, c, 0);
+      w.Ints(per_cpu);
+    } else {
+      w.Open('[');
+      for (uint32_t c = 0; c < s.num_cpus; ++c) w.Ints(Elements(r, sym, c));
+      w.Close(']');
+    }
+  }
+  w.Close('}');
+}
+
+// The program as the viewer draws it: the data layout with initial values
+// (so a reader can replay the trace's stores over them), the code listing and
+// the critical-section descriptors (docs/trace-schema.md).
+void WriteProgram(const Scenario& s, JsonWriter& w) {
+  const Program& p = s.program;
+  ExecutionResult initial;
+  uint64_t end = 0;
+  for (const Symbol& sym : p.symbols) end = std::max(end, sym.address + sym.size_bytes - kDataBase);
+  initial.memory.assign(end, 0);
+  if (end != 0) WriteSymbolImage(p, s.num_cpus, initial.memory.data());
+  w.Key("initial");
+  WriteSymbolValues(s, initial, w);
+  w.Key("layout").Open('[');
+  for (const Symbol& sym : p.symbols) {
+    w.Open('{').Field("name", sym.name).Field("address", static_cast<int64_t>(sym.address));
+    w.Field("width", static_cast<int64_t>(sym.width)).Field("count", static_cast<int64_t>(sym.count));
+    w.Key("per_cpu").Bool(sym.per_cpu).Field("stride", static_cast<int64_t>(CpuStride(sym))).Close('}');
+  }
+  w.Close(']').Key("code").Open('[');
+  for (uint32_t i = 0; i < p.code.size(); ++i) w.Open('{').Field("where", p.DescribeIndex(i)).Field("instr", InstrText(s, i)).Close('}');
+  w.Close(']').Key("sections").Open('[');
+  for (const CsDescriptor& d : p.descriptors) {
+    w.Open('{').Field("name", d.name).Field("start", int64_t{d.start}).Field("post_commit", int64_t{d.post_commit});
+    w.Field("abort", int64_t{d.abort}).Close('}');
+  }
+  w.Close(']');
+}
+
 }  // namespace
 
 std::string FormatSymbols(const Scenario& s, const ExecutionResult& r) {
@@ -492,7 +546,7 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
   return out;
 }
 
-std::string FormatJson(const Scenario& s, const ExecutionResult& r) {
+std::string FormatJson(const Scenario& s, const ExecutionResult& r, std::string_view extra_members) {
   JsonWriter w;
   w.Open('{')
       .Field("scenario", s.name)
@@ -501,42 +555,23 @@ std::string FormatJson(const Scenario& s, const ExecutionResult& r) {
       .Field("verdict", VerdictName(r.verdict))
       .Field("expected", VerdictName(s.expected))
       .Field("message", r.message)
-      .Field("steps", static_cast<int64_t>(r.steps));
+      .Field("steps", static_cast<int64_t>(r.steps))
+      .Field("cpus", int64_t{s.num_cpus});
   w.Key("events").Open('{');
   for (DecisionKind k : {DecisionKind::kPreempt, DecisionKind::kMigrate, DecisionKind::kSignal, DecisionKind::kIpi}) {
     w.Field(DecisionKindName(k), r.events[static_cast<int>(k)]);
   }
   w.Close('}');
 
-  // symbols: scalar -> number, array -> [..], per-CPU scalar -> [per cpu],
-  // per-CPU array -> [[cpu 0 elements], ...].
-  w.Key("symbols").Open('{');
-  for (const Symbol& sym : s.program.symbols) {
-    w.Key(sym.name);
-    if (!sym.per_cpu) {
-      if (sym.count == 1) {
-        w.Int(ElementValue(r, sym, 0, 0));
-      } else {
-        w.Ints(Elements(r, sym, 0));
-      }
-    } else if (sym.count == 1) {
-      std::vector<int64_t> per_cpu(s.num_cpus);
-      for (uint32_t c = 0; c < s.num_cpus; ++c) per_cpu[c] = ElementValue(r, sym, c, 0);
-      w.Ints(per_cpu);
-    } else {
-      w.Open('[');
-      for (uint32_t c = 0; c < s.num_cpus; ++c) w.Ints(Elements(r, sym, c));
-      w.Close(']');
-    }
-  }
-  w.Close('}');
+  w.Key("symbols");
+  WriteSymbolValues(s, r, w);
 
   // threads: `observed` maps each name to its last value; `observations` keeps
   // every (name, value) in order, for names observed more than once.
   w.Key("threads").Open('[');
   for (size_t t = 0; t < s.threads.size(); ++t) {
     const ThreadOutcome o = t < r.threads.size() ? r.threads[t] : ThreadOutcome{};
-    w.Open('{').Field("name", s.threads[t].name).Field("ret", o.ret);
+    w.Open('{').Field("name", s.threads[t].name).Field("start_cpu", int64_t{s.threads[t].cpu}).Field("ret", o.ret);
     w.Key("exited").Bool(o.exited).Field("aborts", o.aborts).Field("cpu", o.final_cpu);
     std::map<std::string, int64_t> last;
     for (const auto& [name, value] : o.observed) last[StringAt(s.program, name)] = value;
@@ -569,8 +604,11 @@ std::string FormatJson(const Scenario& s, const ExecutionResult& r) {
   }
   w.Close(']');
 
+  WriteProgram(s, w);
   w.Field("schedule", EncodeSchedule(s, r.schedule));
-  return w.Close('}').Take();
+  std::string json = w.Take();
+  json.append(extra_members);
+  return json + "}";
 }
 
 std::string JsonQuote(std::string_view v) {

@@ -53,8 +53,12 @@ using Trace = std::vector<TraceEntry>;
 // source text), injected events and where aborts landed.
 std::string FormatTimeline(const Scenario& s, const ExecutionResult& r);
 // One JSON object (one line) with the whole result: trace, final symbols,
-// returns, observations, verdict, schedule token.
-std::string FormatJson(const Scenario& s, const ExecutionResult& r);
+// returns, observations, verdict, schedule token, and the program the trace
+// refers to (data layout with initial values, code listing, critical
+// sections). The one writer of execution JSON; the schema is
+// docs/trace-schema.md. `extra_members` (raw JSON members, each starting with
+// a comma: `,"seed":1`) are inserted before the closing brace.
+std::string FormatJson(const Scenario& s, const ExecutionResult& r, std::string_view extra_members = {});
 // A JSON string literal for `s`: quotes, backslashes and control characters
 // escaped; bytes that are not part of valid UTF-8 become \u00XX (read as
 // Latin-1), so the output is always valid JSON whatever the scenario's strings.

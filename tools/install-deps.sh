@@ -2,6 +2,11 @@
 # Installs the Debian 12 packages rseqmc needs to build and test, and only the
 # ones that are missing. Idempotent and silent when everything is installed.
 # Run as root (or as a user with sudo) on Debian 12 (bookworm).
+#
+#   tools/install-deps.sh            what the build and the tests need
+#   tools/install-deps.sh --browser  also headless Chromium and Selenium for
+#                                    the timeline viewer's browser test
+#                                    (tests/browser/; tools/test.sh asks for it)
 set -euo pipefail
 
 packages=(
@@ -11,6 +16,15 @@ packages=(
   libxbyak-dev libzydis-dev libxxhash-dev libelf-dev
   clang libclang-rt-14-dev
 )
+# The browser test of the HTML timeline viewer (about 100 MB): optional, so
+# that the README's first command stays quick.
+browser_packages=(chromium chromium-driver python3-selenium fonts-dejavu-core)
+if [[ "${1:-}" == "--browser" ]]; then
+  packages+=("${browser_packages[@]}")
+elif [[ $# -gt 0 ]]; then
+  echo "usage: tools/install-deps.sh [--browser]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds rseqmc and runs every test: installs missing packages, then
-#   1. build/       warnings as errors, ctest; then the kernel-harness tests
-#      (JIT, cross-check, stress) once more, each repeated until it fails, at
-#      most 3 times: they race real threads and clocks, so a flaky one shows
-#      here rather than in the next session's CI run;
+# Builds rseqmc and runs every test: installs missing packages (with the
+# browser for the timeline viewer's test), then
+#   1. build/       warnings as errors, ctest (with the example project built
+#      against the installed, FetchContent and Debian packages, and the viewer
+#      in headless Chromium; screenshot in build/artifacts/); then the
+#      kernel-harness tests (JIT, cross-check, stress) once more, each repeated
+#      until it fails, at most 3 times: they race real threads and clocks, so a
+#      flaky one shows here rather than in the next session's CI run;
 #   2. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer, ctest;
 #   3. the parser fuzzer for RSEQMC_FUZZ_SECONDS (default 30; 0 skips it), when
 #      clang and tools/fuzz-parser.sh exist;
@@ -18,7 +21,7 @@ cd "$(dirname "$0")/.."
 jobs=${RSEQMC_TEST_JOBS:-2}
 fuzz_seconds=${RSEQMC_FUZZ_SECONDS:-30}
 
-tools/install-deps.sh
+tools/install-deps.sh --browser
 
 echo "== build (warnings as errors)"
 cmake -S . -B build -G Ninja -DRSEQMC_WERROR=ON

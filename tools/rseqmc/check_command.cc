@@ -2,7 +2,7 @@
 //
 // Each scenario is explored (model/explorer.h) within the bounds; its verdict
 // (the first failure, or pass) is compared with the one it declares; a failure
-// gets a minimal counterexample (tools/rseqmc/counterexample.h). Without FILE
+// gets a minimal counterexample (model/counterexample.h). Without FILE
 // every built-in scenario is checked, one line each.
 //
 // Default bounds, measured on the built-in scenarios (README "Usage"): DPOR
@@ -34,11 +34,12 @@
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
+#include "sim/trace_html.h"
 #include "tools/rseqmc/checkpoint_file.h"
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
 #include "tools/rseqmc/options.h"
-#include "tools/rseqmc/counterexample.h"
+#include "model/counterexample.h"
 
 namespace rseqmc::cli {
 namespace {
@@ -48,9 +49,6 @@ namespace po = boost::program_options;
 constexpr StrategyKind kDefaultStrategy = StrategyKind::kDpor;
 constexpr uint32_t kDefaultMaxEvents = 1;
 constexpr double kCheckpointIntervalS = 30;
-// Executions each search for a counterexample with fewer events may take
-// (MinimizeEvents); a count, not a time, so reports stay deterministic.
-constexpr uint64_t kFewerEventsBudget = 200000;
 
 // Set by SIGINT; polled by the explorer between executions.
 std::atomic<bool> g_interrupted{false};
@@ -91,6 +89,7 @@ struct CheckArgs {
   std::map<std::string, int64_t> defines;
   std::optional<KernelVersion> kernel;
   bool json = false;
+  std::optional<std::string> html;  // --html FILE: the counterexample's timeline viewer
   uint64_t max_executions = 0;
   double time_limit_s = 0;
   uint64_t max_memory = kDefaultMaxMemoryBytes;
@@ -134,7 +133,12 @@ po::options_description VisibleOptions() {
        "Stop a scenario when the exploration's memory exceeds BYTES (suffix K, M, G or T; default 4G): "
        "the path, the machine checkpoints (at most BYTES/8, at most 128M: the longer the executions, the "
        "sparser they are), stateful search's visited set and the distinct outcomes.")
-      ("json", po::bool_switch(), "Print one JSON object per scenario, one per line.")
+      ("json", po::bool_switch(),
+       "Print one JSON object per scenario, one per line; a counterexample carries its execution "
+       "(docs/trace-schema.md).")
+      ("html", po::value<std::string>()->value_name("OUT"),
+       "Write the counterexample as a self-contained HTML timeline viewer to OUT (one FILE only; "
+       "nothing is written when the scenario passes).")
       ("checkpoint", po::value<std::string>()->value_name("FILE"),
        "Keep the run's progress in FILE (written every 30 s and when a scenario stops early: Ctrl-C, "
        "a time, execution or memory limit) and resume from it when it exists: run the same command "
@@ -184,6 +188,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   if (given("max-ipis")) a.bounds.max_ipis = bound("max-ipis");
   a.iterative = vm["iterative"].as<bool>();
   a.json = vm["json"].as<bool>();
+  if (given("html")) a.html = text("html");
   if (given("seed")) {
     const std::optional<uint64_t> v = ParseUint64(text("seed"));
     if (!v) throw bad("seed", "not an unsigned 64-bit integer (decimal or 0x hex)");
@@ -218,6 +223,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   }
   const bool sampling = a.strategy == StrategyKind::kRandom || a.strategy == StrategyKind::kPct;
   if (a.iterative && sampling) throw UsageError("--iterative is for the exhaustive strategies (dpor, dfs, stateful)");
+  if (a.html && a.files.size() != 1) throw UsageError("--html needs exactly one FILE: the page shows one counterexample");
   if (a.files.empty() && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to a scenario");
   return a;
 }
@@ -296,6 +302,7 @@ class Checker {
       mismatches += !c.as_expected && !c.interrupted;
       incomplete += c.incomplete;
       interrupted = c.interrupted;
+      if (a_.html) WriteHtml(targets_[i], c);
       if (a_.json) {
         std::cout << Json(targets_[i], c) << "\n";
       } else if (summary_) {
@@ -384,11 +391,7 @@ class Checker {
     c.as_expected = c.found == t.scenario.expected;
     c.incomplete = !c.res.failure && !c.res.complete && !c.interrupted;
     if (c.res.failure) {
-      ExploreOptions search;
-      search.bounds = a_.bounds;
-      search.run = run_;
-      search.interrupt = &g_interrupted;
-      search.max_executions = kFewerEventsBudget;
+      ExploreOptions search = FewerEventsSearch(Options(i));
       // Confirmation and minimisation share the scenario's time limit (what
       // is left of it; a little when exploration used it all).
       if (a_.time_limit_s > 0) search.time_limit_s = std::max(a_.time_limit_s - c.res.elapsed_s, 0.05);
@@ -433,6 +436,15 @@ class Checker {
     if (r.complete) return "bounded space exhausted";
     if (r.stop_reason == "interrupted") return "interrupted (Ctrl-C)";
     return "stopped early: " + r.stop_reason + " (no failure found so far; not a proof)";
+  }
+
+  void WriteHtml(const Target& t, const Checked& c) const {
+    if (!c.cx) {
+      std::cerr << "rseqmc check: no counterexample for " << t.name << ": " << *a_.html << " not written\n";
+      return;
+    }
+    const Counterexample& cx = *c.cx;
+    WriteTextFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
   }
 
   std::string ReplayCommand(const Target& t, const std::string& token) const {
@@ -559,7 +571,8 @@ class Checker {
         << ",\"search_executions\":" << cx.stats.search_executions
         << ",\"minimisation_complete\":" << (cx.stats.stopped ? "false" : "true")
         << ",\"deterministic\":" << (cx.deterministic ? "true" : "false")
-        << ",\"replay\":" << JsonQuote(ReplayCommand(t, cx.token)) << "}";
+        << ",\"replay\":" << JsonQuote(ReplayCommand(t, cx.token)) << ",\"trace\":" << FormatJson(t.scenario, cx.run)
+        << "}";
     }
     j << "}";
     return j.str();
@@ -598,7 +611,7 @@ std::string CheckHelp() {
          "                    [--preemption-bound P] [--max-migrations M] [--max-signals S] [--max-ipis I]\n"
          "                    [--iterative] [--seed N] [--pct-depth D] [-D NAME=VALUE]... [--kernel VERSION]\n"
          "                    [--max-steps N] [--max-executions N] [--time-limit SECONDS]\n"
-         "                    [--max-memory BYTES] [--checkpoint FILE] [--json]\n"
+         "                    [--max-memory BYTES] [--checkpoint FILE] [--json] [--html OUT]\n"
          "\n"
          "Model-checks each scenario FILE (a .rsq file, or the name of a built-in scenario as shown by\n"
          "'rseqmc list'): explores its executions with at most K injected events each, stops at the\n"

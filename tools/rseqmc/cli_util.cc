@@ -2,8 +2,11 @@
 
 #include "sim/trace.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <system_error>
 
@@ -99,38 +102,17 @@ KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen) {
   return k;
 }
 
+void WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw InputError(path, {}, "cannot write the file: " + std::string(std::strerror(errno)), "", "check the directory exists and is writable");
+}
+
 std::string JsonQuote(const std::string& s) { return rseqmc::JsonQuote(std::string_view(s)); }
 
 std::string ExpectText(Verdict v) {
   return v == Verdict::kPass ? "pass" : std::string("fail ") + VerdictName(v);
-}
-
-std::string ReplayCommandLine(const std::string& argv0, const std::string& verb, const std::string& file,
-                              const std::string& token, const std::map<std::string, int64_t>& defines,
-                              std::optional<uint64_t> max_steps) {
-  std::string command = argv0 + " " + verb + " " + ShellQuote(file) + " --schedule " + token;
-  for (const auto& [name, value] : defines) command += " -D " + ShellQuote(name + "=" + std::to_string(value));
-  if (max_steps) command += " --max-steps " + std::to_string(*max_steps);
-  return command;
-}
-
-std::string ShellQuote(const std::string& arg) {
-  bool plain = !arg.empty();
-  for (char c : arg) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    std::string_view("_./=:+,@%-").find(c) != std::string_view::npos;
-    if (!ok) plain = false;
-  }
-  if (plain) return arg;
-  std::string q = "'";
-  for (char c : arg) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
 }
 
 }  // namespace rseqmc::cli

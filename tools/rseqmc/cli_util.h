@@ -58,21 +58,15 @@ Scenario LoadScenario(const std::string& file_or_name, const std::map<std::strin
 // kernel's (with a note on stderr when it is not modelled).
 KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen);
 
+// Writes `text` to the file at `path`, replacing it (--html). Throws
+// InputError naming the file when it cannot be written.
+void WriteTextFile(const std::string& path, const std::string& text);
+
 // `s` as a JSON string literal (quotes, backslashes and control characters escaped).
 std::string JsonQuote(const std::string& s);
 
 // "pass" or "fail <verdict>", the way a scenario's `expect` line spells it.
 std::string ExpectText(Verdict v);
-
-// "<argv0> <verb> FILE --schedule TOKEN [-D NAME=VALUE]... [--max-steps N]":
-// the command line that replays TOKEN (verb "run" or "replay"), quoted for a shell.
-std::string ReplayCommandLine(const std::string& argv0, const std::string& verb, const std::string& file,
-                              const std::string& token, const std::map<std::string, int64_t>& defines,
-                              std::optional<uint64_t> max_steps);
-
-// `arg` quoted for a POSIX shell when it contains anything but
-// [A-Za-z0-9_./=:+,@%-]; used to print command lines that can be pasted.
-std::string ShellQuote(const std::string& arg);
 
 }  // namespace rseqmc::cli
 

@@ -19,6 +19,7 @@
 
 #include "kernel/harness/crosscheck.h"
 #include "kernel/harness/tracer.h"
+#include "model/counterexample.h"
 #include "model/explorer.h"
 #include "scenarios/builtin.h"
 #include "sim/diag.h"

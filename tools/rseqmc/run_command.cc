@@ -12,6 +12,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "model/counterexample.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
@@ -19,6 +20,7 @@
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
+#include "sim/trace_html.h"
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
 #include "tools/rseqmc/options.h"
@@ -38,6 +40,7 @@ struct RunArgs {
   std::optional<KernelVersion> kernel;  // --kernel, if given
   std::map<std::string, int64_t> defines;
   bool json = false;
+  std::optional<std::string> html;  // --html FILE: the timeline viewer page
   std::optional<uint64_t> max_steps;
   bool help = false;
   bool replay_command = false;  // `rseqmc replay` rather than `rseqmc run`
@@ -67,7 +70,12 @@ po::options_description VisibleOptions(bool replay_command) {
        "Override the scenario constant NAME (repeatable; VALUE decimal or 0x hex). Needs FILE.")
       ("trace", po::value<std::string>()->value_name("text|json"),
        "Output: 'text' (default) prints the per-CPU timeline, final symbols, thread outcomes and "
-       "property verdicts; 'json' prints one JSON object per execution on one line.")
+       "property verdicts; 'json' prints one JSON object per execution on one line "
+       "(docs/trace-schema.md).")
+      ("json", "Same as --trace json.")
+      ("html", po::value<std::string>()->value_name("OUT"),
+       "Also write the execution as a self-contained HTML timeline viewer to OUT (lanes per CPU and "
+       "thread, critical sections, injected events, aborts, a step slider). Needs FILE.")
       ("max-steps", po::value<std::string>()->value_name("N"),
        "Instructions per execution before the verdict 'steplimit' (default 100000).")
       ("help,h", "Show this help.");
@@ -105,6 +113,8 @@ RunArgs ParseRunArgs(const std::vector<std::string>& args, bool replay_command) 
     }
     a.json = format == "json";
   }
+  if (vm.count("json")) a.json = true;
+  if (vm.count("html")) a.html = vm["html"].as<std::string>();
   if (vm.count("max-steps")) {
     const std::string text = vm["max-steps"].as<std::string>();
     a.max_steps = ParseUint64(text);
@@ -115,6 +125,7 @@ RunArgs ParseRunArgs(const std::vector<std::string>& args, bool replay_command) 
   if (replay_command && !a.help && !a.file) throw UsageError("needs FILE: the scenario the token was made for");
   if (replay_command && !a.help && !a.token) throw UsageError("needs --schedule TOKEN: the execution to replay");
   if (a.seed && a.token) throw UsageError("--seed and --schedule exclude each other (a token fixes every choice)");
+  if (!a.file && a.html) throw UsageError("--html needs FILE: the page shows one execution");
   if (!a.file && a.token) throw UsageError("--schedule needs FILE: a token belongs to one scenario");
   if (!a.file && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to one scenario");
   return a;
@@ -129,12 +140,6 @@ RunOptions MakeRunOptions(const RunArgs& a, const KernelVersion& kernel, bool tr
 }
 
 uint32_t EventCount(const ExecutionResult& r, DecisionKind k) { return r.events[static_cast<int>(k)]; }
-
-// Inserts extra members before the closing brace of a FormatJson object.
-std::string WithMembers(std::string json, const std::string& members) {
-  if (!json.empty() && json.back() == '}') json.pop_back();
-  return json + members + "}";
-}
 
 // One execution of FILE, printed in full.
 int RunOne(const RunArgs& a, const std::string& argv0) {
@@ -169,10 +174,11 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
   const std::string command =
       ReplayCommandLine(argv0, a.replay_command ? "replay" : "run", *a.file, token, a.defines, a.max_steps);
 
+  if (a.html) WriteTextFile(*a.html, FormatHtml(s, r, {r.verdict == Verdict::kPass ? "" : FormatBroken(s, r), command}));
   if (a.json) {
     std::string extra = ",\"seed\":" + (replay ? std::string("null") : std::to_string(seed)) +
                         ",\"replay\":" + JsonQuote(command);
-    std::cout << WithMembers(FormatJson(s, r), extra) << "\n";
+    std::cout << FormatJson(s, r, extra) << "\n";
   } else {
     std::cout << FormatTimeline(s, r) << "\n";
     std::cout << "schedule: " << token
@@ -207,7 +213,7 @@ int RunAllBuiltins(const RunArgs& a) {
       ExecutionResult r = sim.Run(scheduler);
       (r.verdict == Verdict::kPass ? passed : failed)++;
       if (a.json) {
-        std::cout << WithMembers(FormatJson(s, r), ",\"seed\":" + std::to_string(seed)) << "\n";
+        std::cout << FormatJson(s, r, ",\"seed\":" + std::to_string(seed)) << "\n";
         continue;
       }
       const std::string events = std::to_string(EventCount(r, DecisionKind::kPreempt)) + "/" +
@@ -241,7 +247,7 @@ int RunAllBuiltins(const RunArgs& a) {
 std::string RunHelp() {
   std::ostringstream out;
   out << "usage: rseqmc run [FILE] [--seed N | --schedule TOKEN] [--kernel VERSION] [-D NAME=VALUE]...\n"
-         "                  [--trace text|json] [--max-steps N]\n"
+         "                  [--trace text|json | --json] [--html OUT] [--max-steps N]\n"
          "\n"
          "Runs one execution of the scenario FILE (a .rsq file, or the name of a built-in scenario\n"
          "as shown by 'rseqmc list') under a seeded random schedule, or replays the schedule TOKEN,\n"
@@ -270,7 +276,7 @@ int RunCommand(const std::vector<std::string>& args, const std::string& argv0) {
 std::string ReplayHelp() {
   std::ostringstream out;
   out << "usage: rseqmc replay FILE --schedule TOKEN [--kernel VERSION] [-D NAME=VALUE]...\n"
-         "                     [--trace text|json] [--max-steps N]\n"
+         "                     [--trace text|json | --json] [--html OUT] [--max-steps N]\n"
          "\n"
          "Re-runs the execution recorded in TOKEN (printed by 'rseqmc run' or as the counterexample of\n"
          "'rseqmc check') on the scenario FILE (a .rsq file or a built-in name), with the same -D\n"

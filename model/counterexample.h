@@ -9,9 +9,12 @@
 //     Counterexample cx = BuildCounterexample(s, explore_options, *result.failure);
 //     if (!cx.deterministic) std::cerr << cx.determinism_problem;
 //     std::cout << FormatBroken(s, cx.run) << FormatTimeline(s, cx.run);
-#ifndef RSEQMC_TOOLS_RSEQMC_COUNTEREXAMPLE_H_
-#define RSEQMC_TOOLS_RSEQMC_COUNTEREXAMPLE_H_
+#ifndef RSEQMC_MODEL_COUNTEREXAMPLE_H_
+#define RSEQMC_MODEL_COUNTEREXAMPLE_H_
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "model/explorer.h"
@@ -19,7 +22,7 @@
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 
-namespace rseqmc::cli {
+namespace rseqmc {
 
 struct Counterexample {
   Schedule schedule;         // the minimised schedule
@@ -46,6 +49,25 @@ std::string FormatBroken(const Scenario& s, const ExecutionResult& r);
 // One line per schedule entry: "  at boundary 43: preempt cpu0".
 std::string FormatScheduleEntries(const Schedule& schedule);
 
-}  // namespace rseqmc::cli
+// Executions the search for a counterexample with fewer events may take
+// (MinimizeEvents); a count, not a time, so reports stay deterministic.
+inline constexpr uint64_t kFewerEventsBudget = 200000;
 
-#endif  // RSEQMC_TOOLS_RSEQMC_COUNTEREXAMPLE_H_
+// The options BuildCounterexample's search for fewer events uses after an
+// exploration with `explored`: its bounds, run options and interrupt flag,
+// the exhaustive default strategy, and kFewerEventsBudget executions.
+ExploreOptions FewerEventsSearch(const ExploreOptions& explored);
+
+// "<argv0> <verb> FILE --schedule TOKEN [-D NAME=VALUE]... [--max-steps N]":
+// the command line that replays TOKEN (verb "run" or "replay"), quoted for a shell.
+std::string ReplayCommandLine(const std::string& argv0, const std::string& verb, const std::string& file,
+                              const std::string& token, const std::map<std::string, int64_t>& defines,
+                              std::optional<uint64_t> max_steps);
+
+// `arg` quoted for a POSIX shell when it contains anything but
+// [A-Za-z0-9_./=:+,@%-]; used to print command lines that can be pasted.
+std::string ShellQuote(const std::string& arg);
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_MODEL_COUNTEREXAMPLE_H_

@@ -1,14 +1,15 @@
-#include "tools/rseqmc/counterexample.h"
+#include "model/counterexample.h"
 
 #include <cinttypes>
 #include <cstdio>
 #include <set>
+#include <string_view>
 #include <sstream>
 
 #include "scenarios/printer.h"
 #include "sim/trace.h"
 
-namespace rseqmc::cli {
+namespace rseqmc {
 namespace {
 
 std::string Hex(uint64_t v) {
@@ -128,4 +129,41 @@ std::string FormatScheduleEntries(const Schedule& schedule) {
   return out;
 }
 
-}  // namespace rseqmc::cli
+ExploreOptions FewerEventsSearch(const ExploreOptions& explored) {
+  ExploreOptions search;
+  search.bounds = explored.bounds;
+  search.run = explored.run;
+  search.interrupt = explored.interrupt;
+  search.max_executions = kFewerEventsBudget;
+  return search;
+}
+
+std::string ReplayCommandLine(const std::string& argv0, const std::string& verb, const std::string& file,
+                              const std::string& token, const std::map<std::string, int64_t>& defines,
+                              std::optional<uint64_t> max_steps) {
+  std::string command = argv0 + " " + verb + " " + ShellQuote(file) + " --schedule " + token;
+  for (const auto& [name, value] : defines) command += " -D " + ShellQuote(name + "=" + std::to_string(value));
+  if (max_steps) command += " --max-steps " + std::to_string(*max_steps);
+  return command;
+}
+
+std::string ShellQuote(const std::string& arg) {
+  bool plain = !arg.empty();
+  for (char c : arg) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    std::string_view("_./=:+,@%-").find(c) != std::string_view::npos;
+    if (!ok) plain = false;
+  }
+  if (plain) return arg;
+  std::string q = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+}  // namespace rseqmc
