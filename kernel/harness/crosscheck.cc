@@ -688,7 +688,8 @@ std::string FormatReportJson(const CrosscheckReport& r) {
     << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky
     << ",\"harness_errors\":" << r.harness_errors
     << ",\"nothing_compared\":" << (ComparedNothing(r) ? "true" : "false")
-    << ",\"not_comparable\":" << r.not_comparable << ",\"not_forceable\":" << r.not_forceable << ",\"single_events\":" << r.single_events_run
+    << ",\"not_comparable\":" << r.not_comparable << ",\"not_forceable\":" << r.not_forceable
+    << ",\"not_forceable_first\":" << (r.not_forceable_reason.empty() ? "null" : JsonQuote(r.not_forceable_reason)) << ",\"single_events\":" << r.single_events_run
     << ",\"single_events_total\":" << r.single_events_total << ",\"coverage\":";
   if (r.coverage >= 0) {
     o << Num(r.coverage, 4);

@@ -145,7 +145,7 @@ bool ComparedNothing(const CrosscheckReport& r);
 std::string FormatReportLine(const CrosscheckReport& r);
 // One JSON object, one line (keys: scenario, mode, kernel_release, kernel_model,
 // rseq_size, compared, agreements, disagreements, flaky, harness_errors,
-// not_forceable,
+// not_forceable, not_forceable_first (token: reason, or null),
 // nothing_compared (ComparedNothing()),
 // coverage, elapsed_s, runs_per_s, skipped, and for stress the stress figures,
 // the disagreements (`details`) and `harness_error_details`).
