@@ -777,6 +777,67 @@ class Session {
 
   // What one wait produced, after handling the stops that need no decision.
   enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError };
+  // Runs thread t for one kRun action: resumes it (plainly if an event is
+  // due) for leg.countdown JIT instructions; in original-bytes mode first to
+  // the staging stop, then quietly on to the DR0 breakpoint (tracer.h).
+  // Returns what the last wait produced, its thread in *got_t; kOther when
+  // the staging stop was not where the plan has it (res_.divergence says so).
+  Got RunLeg(int t, const OriginalLeg& leg, int* got_t) {
+    const std::string who = s_.threads[t].name;
+    if (!Resume(t, leg.countdown, plain[t], leg.stage_pc >= 0 ? 0 : leg.breakpoint)) {
+      Fail("resuming " + who + " failed: " + std::strerror(errno));
+      dead = true;
+      return Got::kError;
+    }
+    plain[t] = false;
+    const Got got = Next(got_t);
+    if (leg.stage_pc < 0 || got != Got::kTrap || *got_t != t) return got;
+    // The staging stop is not in the schedule: resumed quietly.
+    if (at_pc[t] != leg.stage_pc) {
+      res_.divergence = who + " is at " + s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) +
+                        " where the simulation has it pass " +
+                        s_.program.DescribeIndex(static_cast<uint32_t>(leg.stage_pc));
+      return Got::kOther;
+    }
+    if (!Resume(t, leg.countdown2, false, leg.breakpoint)) {
+      Fail("resuming " + who + " failed: " + std::strerror(errno));
+      dead = true;
+      return Got::kError;
+    }
+    return Next(got_t);
+  }
+
+  // Original-bytes mode: a breakpoint stop of thread t (tid wt) in the
+  // original code. An abort_ip breakpoint counts an abort if one landed and
+  // resumes the thread (nullopt: keep waiting); DR0 is the planned stop.
+  std::optional<Got> OriginalTrap(int t, pid_t wt, const user_regs_struct& r2) {
+    const auto& aborts = jit_.original_abort_ips();
+    if (std::find(aborts.begin(), aborts.end(), r2.rip) != aborts.end()) {
+      // The breakpoint fires before abort_ip's first instruction (the kernel
+      // sets RF, so it runs on). An abort landed if the kernel's fix-up
+      // cleared rseq->rseq_cs (kernel/rseq.c rseq_ip_fixup()); code jumping
+      // there itself (librseq's failed cpu_id comparison) leaves it armed,
+      // and the simulator counts no abort then.
+      errno = 0;
+      const long cs = ptrace(PTRACE_PEEKDATA, wt, reinterpret_cast<void*>(RseqCsAddr(r2)), nullptr);
+      if (errno != 0) {
+        Fail("reading rseq->rseq_cs of the tracee failed");
+        dead = true;
+        return Got::kError;
+      }
+      if (cs == 0) ++original_aborts[t];
+      ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+      return std::nullopt;
+    }
+    if (r2.rip == breakpoint[t]) {
+      at_pc[t] = jit_.IndexOf(r2.rip);
+      return Got::kTrap;
+    }
+    res_.divergence = s_.threads[t].name + " stopped at original instruction " + Hex(r2.rip) +
+                      ", where no breakpoint of the plan was";
+    return Got::kOther;
+  }
+
   // Waits for the next stop that needs a decision. `*t` = the thread.
   Got Next(int* t) {
     for (;;) {
@@ -812,31 +873,9 @@ class Session {
         }
         ++res_.stops;
         if (original_ && jit_.InOriginalCode(r2.rip)) {
-          const auto& aborts = jit_.original_abort_ips();
-          if (std::find(aborts.begin(), aborts.end(), r2.rip) != aborts.end()) {
-            // The breakpoint fires before abort_ip's first instruction (the
-            // kernel sets RF, so it runs on). An abort landed if the kernel's
-            // fix-up cleared rseq->rseq_cs (kernel/rseq.c rseq_ip_fixup());
-            // code jumping there itself (librseq's failed cpu_id comparison)
-            // leaves it armed, and the simulator counts no abort then.
-            errno = 0;
-            const long cs = ptrace(PTRACE_PEEKDATA, wt, reinterpret_cast<void*>(RseqCsAddr(r2)), nullptr);
-            if (errno != 0) {
-              Fail("reading rseq->rseq_cs of the tracee failed");
-              dead = true;
-              return Got::kError;
-            }
-            if (cs == 0) ++original_aborts[*t];
-            ptrace(PTRACE_CONT, wt, nullptr, nullptr);
-            continue;
-          }
-          if (r2.rip == breakpoint[*t]) {
-            at_pc[*t] = jit_.IndexOf(r2.rip);
-            return Got::kTrap;
-          }
-          res_.divergence = s_.threads[*t].name + " stopped at original instruction " + Hex(r2.rip) +
-                            ", where no breakpoint of the plan was";
-          return Got::kOther;
+          const std::optional<Got> got = OriginalTrap(*t, wt, r2);
+          if (got) return *got;
+          continue;
         }
         const uint64_t trap = r2.rip - 1;
         if (trap == jit_.done_trap()) {
@@ -1139,29 +1178,8 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
     }
     ss.death_expected = a.next_pc == kExpectDeath;
     const OriginalLeg leg = legs.empty() ? OriginalLeg{a.steps, 0, -1, 0} : legs[ai];
-    if (!ss.Resume(t, leg.countdown, ss.plain[t], leg.stage_pc >= 0 ? 0 : leg.breakpoint)) {
-      ss.Fail("resuming " + who + " failed: " + std::strerror(errno));
-      ss.dead = true;
-      break;
-    }
-    ss.plain[t] = false;
     int got_t = -1;
-    Session::Got got = ss.Next(&got_t);
-    if (leg.stage_pc >= 0 && got == Session::Got::kTrap && got_t == t) {
-      // The staging stop (original-bytes mode): not in the schedule, so quiet.
-      if (ss.at_pc[t] != leg.stage_pc) {
-        res.divergence = who + " is at " + s.program.DescribeIndex(static_cast<uint32_t>(ss.at_pc[t])) +
-                         " where the simulation has it pass " +
-                         s.program.DescribeIndex(static_cast<uint32_t>(leg.stage_pc));
-        break;
-      }
-      if (!ss.Resume(t, leg.countdown2, false, leg.breakpoint)) {
-        ss.Fail("resuming " + who + " failed: " + std::strerror(errno));
-        ss.dead = true;
-        break;
-      }
-      got = ss.Next(&got_t);
-    }
+    const Session::Got got = ss.RunLeg(t, leg, &got_t);
     if (got == Session::Got::kDeath || got == Session::Got::kError || got == Session::Got::kAssert ||
         got == Session::Got::kOther) {
       break;
