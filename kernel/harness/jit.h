@@ -96,6 +96,10 @@ struct ThreadRecord {
   uint64_t trace_pos = 0;      // address of the next IR trace slot (u32 each)
   uint64_t trace_end = 0;      // one past the last slot
   uint64_t trace_begin = 0;
+  // Original-bytes mode: the abort_ip of an abort the tracee's signal wrapper
+  // counted (the handler ran before the thread reached abort_ip; see
+  // tracer.h), so that the tracer's breakpoint there does not count it again.
+  uint64_t handler_abort_ip = 0;
 };
 
 // The IR register file of one context (main or signal handler); rbx points here.

@@ -290,6 +290,19 @@ extern "C" void rseqmc_on_signal(int signo, siginfo_t*, void* uctx, int64_t live
   const Scenario& s = g_jit->scenario();
   const SignalSpec* spec = s.FindSignal(signo);
   if (!spec || spec->handler < 0 || !tl_rec) return;
+  if (g_jit->options().original_code) {
+    // An abort the kernel applied while delivering this signal: the frame
+    // returns to abort_ip with rseq_cs cleared by the fix-up; count it here,
+    // since the handler may arm rseq_cs again before the thread gets there.
+    const auto rip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+    const auto& aborts = g_jit->original_abort_ips();
+    const auto* cs = reinterpret_cast<const uint64_t*>(static_cast<char*>(__builtin_thread_pointer()) +
+                                                       JitProgram::RseqOffset() + kRseqOffRseqCs);
+    if (std::find(aborts.begin(), aborts.end(), rip) != aborts.end() && *cs == 0) {
+      ++tl_rec->aborts;
+      tl_rec->handler_abort_ip = rip;
+    }
+  }
   JitContext h;
   h.rec = tl_rec;
   h.r[1] = signo;
@@ -825,7 +838,12 @@ class Session {
         dead = true;
         return Got::kError;
       }
-      if (cs == 0) ++original_aborts[t];
+      ThreadRecord* rec = jit_.record(t);
+      if (rec->handler_abort_ip == r2.rip) {
+        rec->handler_abort_ip = 0;  // counted by the signal wrapper
+      } else if (cs == 0) {
+        ++original_aborts[t];
+      }
       ptrace(PTRACE_CONT, wt, nullptr, nullptr);
       return std::nullopt;
     }

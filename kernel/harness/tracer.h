@@ -32,7 +32,9 @@
 // machine instruction the thread must stop before, DR1..DR3 on the imported
 // descriptors' abort_ip (each hit is one abort, counted by the tracer; the
 // thread is resumed at once, its rseq_cs already cleared by the fix-up, so
-// that stop changes nothing rseq sees). The countdown still counts the IR
+// that stop changes nothing rseq sees; a jump there leaves rseq_cs armed and
+// is no abort; an abort applied at a signal's delivery is counted by the
+// tracee's signal wrapper instead, ThreadRecord::handler_abort_ip). The countdown still counts the IR
 // instructions of the scenario's own (JIT) code, so a stop in JIT code is as
 // before. A breakpoint stops at the first execution of its address, so when
 // the thread passes the address again before the planned stop (a retry
