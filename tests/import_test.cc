@@ -391,6 +391,20 @@ TEST(CrosscheckImportTest, OriginalBytesCountAbortsUnderAHandlerThatArmsAgain) {
   EXPECT_NE(line.find(", 294 not run ("), std::string::npos) << line;
 }
 
+// The shared library (R_X86_64_RELATIVE descriptors, link-time addresses)
+// runs at its own load bias with the same result as the object.
+TEST(CrosscheckImportTest, OriginalBytesOfTheSharedLibraryAgree) {
+  const std::string path = PercpuAddVariant("import_so_orig.rsq", {{Example("percpu_ops.o"), Example("percpu_ops.so")}});
+  ASSERT_FALSE(path.empty());
+  const CliResult r = RunCli({"crosscheck", "--original-bytes", path});
+  if (r.code == 77) GTEST_SKIP() << "real-kernel harness unavailable: " << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::string line = LineOf(r.out, "import_percpu_add");
+  EXPECT_NE(line.find(", disagree 0,"), std::string::npos) << line;
+  EXPECT_NE(line.find(", 241 not run ("), std::string::npos) << line;
+  EXPECT_NE(line.find("a stop before percpu_add:text.0x1105+1"), std::string::npos) << line;  // link address
+}
+
 // A planted mismatch: the commit `add %r8,(%rsi,%rdx,8)` of percpu_add lifted
 // one too high (import/lift.h kMisliftEnv). The simulator and the JIT of the
 // lifted IR share the mistake and agree; only the original bytes show it.
