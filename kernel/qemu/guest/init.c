@@ -4,8 +4,11 @@
  *
  * Runs, in order, every test of the patched kernel and prints one
  * "RESULT abi=... scenarios=... schedules=... disagreements=...
- * selftests=PASSED/TOTAL ok=0|1" line per ABI, then "PASS" or "FAIL", and
- * powers the guest off. The host reads the serial console.
+ * harness_errors=... selftests=PASSED/TOTAL counter=NAME kernel=K user=U
+ * ok=0|1" line per ABI (K and U: the kernel counter's growth and the
+ * count user space made of the same events, summed over the self-tests'
+ * COUNTER lines), then "PASS" or "FAIL", and powers the guest off. The
+ * host reads the serial console.
  *
  *   rfc2015   /bin/rfc2015_test (patch 0001)
  *   6.x       kernel.rseq_ids_on_change=0: the upstream rseq selftests,
@@ -14,7 +17,9 @@
  *   mmap      mmap_populate_test with vm.populate_yield_mmap_lock 0 and 1
  *
  * Kernel command line words key=value reach /init as its environment:
- * rseqmc_samples (crosscheck --samples, default 20), rseqmc_iters
+ * rseqmc_samples (crosscheck --samples, default 20),
+ * rseqmc_max_single_events (crosscheck --max-single-events: the seeded
+ * sample of single-event schedules per scenario, default 0 = all), rseqmc_iters
  * (iterations per thread of rfc2015_test, default 20000),
  * rseqmc_policy_iters (of rseq_policy_test, default 2500000), rseqmc_reps
  * (-r of param_test, default 200), rseqmc_percpu_ops (1, the default,
@@ -38,6 +43,10 @@ struct abi_result {
 	int crosschecked;
 	int passed, total;	/* self-tests */
 	int ok;
+	/* Summed "COUNTER name user=U kernel=K" lines of the self-tests. */
+	char counter[48];
+	long counter_kernel, counter_user;
+	int has_counter, has_user;	/* user=- : the kernel's count only */
 };
 
 static const char *env(const char *name, const char *def)
@@ -69,25 +78,67 @@ static int write_sysctl(const char *path, const char *value)
 }
 
 /* The value of "key":N in a JSON line, or 0. */
-static long json_long(const char *line, const char *key)
+static double json_num(const char *line, const char *key)
 {
 	char pat[64];
 	const char *p;
 
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
 	p = strstr(line, pat);
-	return p ? strtol(p + strlen(pat), NULL, 10) : 0;
+	return p ? strtod(p + strlen(pat), NULL) : 0;
+}
+
+/* Adds a line of rseqmc crosscheck --json to @r and prints its summary. */
+static void add_crosscheck(struct abi_result *r, const char *line)
+{
+	const char *name = line + strlen("{\"scenario\":\"");
+	const char *model = strstr(line, "\"kernel_model\":\"");
+	long compared = json_num(line, "compared");
+
+	r->scenarios++;
+	r->schedules += compared;
+	r->disagreements += json_num(line, "disagreements");
+	r->harness_errors += json_num(line, "harness_errors");
+	model = model ? model + strlen("\"kernel_model\":\"") : "?\"";
+	printf("  crosscheck %.*s: model %.*s, compared %ld (single events %ld of %ld), disagreements %ld, flaky %ld, harness errors %ld, nothing compared %s, %.1f s\n",
+	       (int)strcspn(name, "\""), name, (int)strcspn(model, "\""), model,
+	       compared, (long)json_num(line, "single_events"),
+	       (long)json_num(line, "single_events_total"),
+	       (long)json_num(line, "disagreements"),
+	       (long)json_num(line, "flaky"),
+	       (long)json_num(line, "harness_errors"),
+	       strstr(line, "\"nothing_compared\":true") ? "yes" : "no",
+	       json_num(line, "elapsed_s"));
+}
+
+/* Adds a self-test's "COUNTER name user=U kernel=K" line to @r. */
+static void add_counter(struct abi_result *r, const char *line)
+{
+	const char *user = strstr(line, " user="), *kernel = strstr(line, " kernel=");
+	int len = strcspn(line + 8, " ");
+
+	if (!user || !kernel)
+		return;
+	snprintf(r->counter, sizeof(r->counter), "%.*s", len, line + 8);
+	r->has_counter = 1;
+	r->counter_kernel += strtol(kernel + 8, NULL, 10);
+	if (user[6] != '-') {
+		r->has_user = 1;
+		r->counter_user += strtol(user + 6, NULL, 10);
+	}
 }
 
 /*
  * Runs argv with its output copied to the console, each line prefixed by
- * "  ". If @r is given, JSON lines of rseqmc crosscheck are summed into it.
+ * "  ". If @r is given, JSON lines of rseqmc crosscheck and the COUNTER
+ * lines of self-tests are summed into it.
  * Returns the exit status (128+signal when killed).
  */
 static int run(char *const argv[], struct abi_result *r)
 {
 	double t0 = now();
-	char line[8192];
+	char *line = NULL;
+	size_t cap = 0;
 	int fd[2], status;
 	FILE *out;
 	pid_t pid;
@@ -107,20 +158,16 @@ static int run(char *const argv[], struct abi_result *r)
 	}
 	close(fd[1]);
 	out = fdopen(fd[0], "r");
-	while (fgets(line, sizeof(line), out)) {
-		if (r && line[0] == '{') {
-			r->scenarios++;
-			r->schedules += json_long(line, "compared");
-			r->disagreements += json_long(line, "disagreements");
-			r->harness_errors += json_long(line, "harness_errors");
-			/* print the summary fields only, not the details */
-			printf("  crosscheck %.*s\n", (int)(strstr(line,
-			       ",\"elapsed_s\"") ? strstr(line, ",\"elapsed_s\"")
-			       - line : 120), line);
+	while (getline(&line, &cap, out) > 0) {
+		if (r && !strncmp(line, "{\"scenario\":\"", 13)) {
+			add_crosscheck(r, line);
 			continue;
 		}
+		if (r && !strncmp(line, "COUNTER ", 8))
+			add_counter(r, line);
 		printf("  %s", line);
 	}
+	free(line);
 	fclose(out);
 	waitpid(pid, &status, 0);
 	status = WIFEXITED(status) ? WEXITSTATUS(status)
@@ -133,7 +180,7 @@ static int run(char *const argv[], struct abi_result *r)
 static void selftest(struct abi_result *r, char *const argv[])
 {
 	r->total++;
-	if (run(argv, NULL) == 0)
+	if (run(argv, r) == 0)
 		r->passed++;
 }
 
@@ -175,19 +222,27 @@ static void upstream_selftests(struct abi_result *r, int percpu_ops)
 
 static void print_result(const struct abi_result *r)
 {
+	char cc[128] = "scenarios=- schedules=- disagreements=- harness_errors=-";
+	char user[24] = "-";
+
 	if (r->crosschecked)
-		printf("RESULT abi=%s scenarios=%ld schedules=%ld disagreements=%ld harness_errors=%ld selftests=%d/%d ok=%d\n",
-		       r->abi, r->scenarios, r->schedules, r->disagreements,
-		       r->harness_errors, r->passed, r->total, r->ok);
-	else
-		printf("RESULT abi=%s scenarios=- schedules=- disagreements=- harness_errors=- selftests=%d/%d ok=%d\n",
-		       r->abi, r->passed, r->total, r->ok);
+		snprintf(cc, sizeof(cc),
+			 "scenarios=%ld schedules=%ld disagreements=%ld harness_errors=%ld",
+			 r->scenarios, r->schedules, r->disagreements,
+			 r->harness_errors);
+	if (r->has_user)
+		snprintf(user, sizeof(user), "%ld", r->counter_user);
+	printf("RESULT abi=%s %s selftests=%d/%d counter=%s kernel=%ld user=%s ok=%d\n",
+	       r->abi, cc, r->passed, r->total,
+	       r->has_counter ? r->counter : "-", r->counter_kernel, user,
+	       r->ok);
 }
 
 static int upstream_abi(struct abi_result *r, const char *policy)
 {
 	char *iters = (char *)env("rseqmc_policy_iters", "2500000");
 	char *samples = (char *)env("rseqmc_samples", "20");
+	char *max_single = (char *)env("rseqmc_max_single_events", "0");
 
 	if (write_sysctl("/proc/sys/kernel/rseq_ids_on_change", policy))
 		return 0;
@@ -196,7 +251,8 @@ static int upstream_abi(struct abi_result *r, const char *policy)
 	selftest(r, (char *[]){ "/bin/rseq_policy_test", iters, NULL });
 	if (!strcmp(policy, "0")) {
 		char *argv[] = { "/bin/rseqmc", "crosscheck", "--json",
-				 "--samples", samples, NULL };
+				 "--samples", samples, "--max-single-events",
+				 max_single, NULL };
 		int rc = run(argv, r);
 
 		r->crosschecked = 1;

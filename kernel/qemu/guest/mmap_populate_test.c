@@ -7,7 +7,8 @@
  * longest single call: with vm.populate_yield_mmap_lock=1 the populators
  * drop mmap_lock between chunks when the writer waits, so the writer's
  * worst call should be shorter. Usage: mmap_populate_test 0|1 (the
- * sysctl value to set). Prints one "mmap:" result line. Exits 1 if the
+ * sysctl value to set). Prints one "mmap:" result line and "COUNTER
+ * vm.populate_mmap_lock_drops user=- kernel=N" (no user-space count). Exits 1 if the
  * lock-drop counter does not match the setting (0 drops when off, at
  * least one when on), 77 without the patch's sysctl.
  */
@@ -113,6 +114,8 @@ int main(int argc, char **argv)
 	printf("mmap: yield=%d populate %d x %d x %lu MiB in %.3f s, writer %ld calls,"
 	       " worst mmap+munmap %.3f ms, lock drops %ld\n", on, POPULATORS,
 	       ITERS, SIZE >> 20, t1 - t0, (long)ret, worst * 1e3, d1 - d0);
+	printf("COUNTER vm.populate_mmap_lock_drops user=- kernel=%ld\n",
+	       d1 - d0);
 	sysctl_set(knob, "0");
 	if (bad || (on ? d1 - d0 < 1 : d1 != d0)) {
 		printf("mmap: FAIL lock drops %ld with yield=%d%s\n", d1 - d0, on,

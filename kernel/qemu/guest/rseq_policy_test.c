@@ -8,13 +8,14 @@
  *    exact and the kernel's kernel.rseq_aborts must grow by exactly the
  *    aborts user space counted, and at least one abort must happen;
  *  - cpu_id_start: a thread pinned to one CPU overwrites cpu_id_start
- *    (the tcmalloc-style misuse), then is switched out by sched_yield()
- *    while another thread runs on its CPU. With the 6.1 policy (0) the
- *    kernel writes cpu_id_start back; with the 6.19 policy (1) the CPU did
- *    not change, so the overwritten value stays.
+ *    (the tcmalloc-style misuse), then is switched out by a 1 ms sleep on
+ *    that CPU. With the 6.1 policy (0) the kernel writes cpu_id_start back;
+ *    with the 6.19 policy (1) the CPU did not change, so the overwritten
+ *    value stays.
  *
  * Usage: rseq_policy_test ITERS. Uses glibc's rseq registration.
- * Prints "policy:" lines; exits 0 iff both checks hold, 77 when the
+ * Prints "policy:" lines and "COUNTER kernel.rseq_aborts user=U kernel=K";
+ * exits 0 iff both checks hold, 77 when the
  * patch's sysctls are missing.
  */
 #define _GNU_SOURCE
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/rseq.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc_value.h"
@@ -91,43 +93,28 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static volatile int spin_stop;
-
-static void *spinner(void *arg)
-{
-	while (!spin_stop)
-		sched_yield();
-	(void)arg;
-	return NULL;
-}
-
-static void pin(pthread_t th, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(th, sizeof(set), &set);
-}
-
-/* 1 if the kernel rewrote cpu_id_start after a switch-out on one CPU. */
+/*
+ * 1 if the kernel rewrote cpu_id_start after a switch-out on one CPU. The
+ * switch-out is a sleep: prepare_task_switch() calls rseq_preempt() for
+ * every task switched out (kernel/sched/core.c), so a blocking nanosleep is
+ * one for certain, where a sched_yield() to another thread on the CPU is
+ * not (CFS may pick the yielding thread again when the other one's vruntime
+ * is ahead, which made this check flaky under TCG on a loaded host).
+ */
 static int cpu_id_start_rewritten(void)
 {
 	struct rseq *rs = rseq_area();
-	pthread_t sp;
+	struct timespec ms = { .tv_nsec = 1000000 };
+	cpu_set_t set;
 	int rewritten;
 
-	pin(pthread_self(), 0);
-	sched_yield();
-	pthread_create(&sp, NULL, spinner, NULL);
-	pin(sp, 0);
-	usleep(1000);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	sched_yield();		/* on CPU 0 from here on */
 	__atomic_store_n(&rs->cpu_id_start, OVERWRITTEN, __ATOMIC_RELAXED);
-	for (int i = 0; i < 100; i++)	/* switched out to the spinner */
-		sched_yield();
+	nanosleep(&ms, NULL);
 	rewritten = rs->cpu_id_start != OVERWRITTEN;
-	spin_stop = 1;
-	pthread_join(sp, NULL);
 	rs->cpu_id_start = rs->cpu_id;
 	return rewritten;
 }
@@ -159,6 +146,8 @@ int main(int argc, char **argv)
 		sum += counters[c].v;
 	printf("policy: ids_on_change=%ld sum=%ld want=%ld aborts user=%ld kernel=%ld\n",
 	       policy, sum, THREADS * iters, total, k1 - k0);
+	printf("COUNTER kernel.rseq_aborts user=%ld kernel=%ld\n", total,
+	       k1 - k0);
 	/* With no abort the comparison would prove nothing. */
 	if (sum != THREADS * iters || total != k1 - k0 || total == 0) {
 		printf("policy: FAIL aborts\n");
