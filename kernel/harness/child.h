@@ -80,6 +80,19 @@ inline int32_t ThisThreadCpu() {
   return syscall(SYS_getcpu, &cpu, nullptr, nullptr) == 0 ? static_cast<int32_t>(cpu) : -1;
 }
 
+// Disarms the calling thread's critical section (rseq->rseq_cs := 0), for the
+// harness's own code after a scenario thread returned. The descriptor the
+// program left armed is the program's, and the simulator judges nothing after
+// the return; but a kernel built with CONFIG_DEBUG_RSEQ validates a non-zero
+// rseq_cs at every system call exit (rseq_syscall() -> rseq_get_rseq_cs(),
+// kernel/rseq.c, 4.18 to 6.18) and kills with SIGSEGV on a bad signature, so
+// the getcpu(2) of ThisThreadCpu() killed a thread the simulator saw return
+// (buggy/no_signature on the patched 6.1 kernel under QEMU, issue 11).
+inline void DisarmRseqCs() {
+  char* area = static_cast<char*>(__builtin_thread_pointer()) + JitProgram::RseqOffset();
+  __atomic_store_n(reinterpret_cast<uint64_t*>(area + kRseqOffRseqCs), uint64_t{0}, __ATOMIC_RELAXED);
+}
+
 // Installs the scenario's signal dispositions in the calling process: a
 // signal with an IR handler gets `handler` (SA_SIGINFO, SA_NODEFER when the
 // scenario says so; the handler runs the IR function), one without is

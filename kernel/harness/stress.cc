@@ -124,6 +124,7 @@ void* StressWorker(void* arg) {
   g_jit->Call(static_cast<uint32_t>(ts.entry), &ctx, INT64_MAX / 2);
   tl_rec = nullptr;  // no handler runs for a returned thread (the simulator sends it nothing)
   rec->ret = ctx.r[0];
+  internal::DisarmRseqCs();
   rec->final_cpu = internal::ThisThreadCpu();
   __atomic_store_n(&rec->exited, 1, __ATOMIC_RELEASE);
   return nullptr;

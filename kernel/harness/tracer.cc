@@ -347,6 +347,7 @@ void* Worker(void* arg) {
   tl_rec = rec;
   g_jit->Call(static_cast<uint32_t>(ts.entry), &ctx, 1);  // traps before the first instruction
   rec->ret = ctx.r[0];
+  internal::DisarmRseqCs();
   rec->final_cpu = internal::ThisThreadCpu();
   __atomic_store_n(&rec->exited, 1, __ATOMIC_RELEASE);
   g_jit->DoneTrap();
