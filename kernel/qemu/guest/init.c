@@ -109,6 +109,10 @@ static void add_crosscheck(struct abi_result *r, const char *line)
 	       (long)json_num(line, "harness_errors"),
 	       strstr(line, "\"nothing_compared\":true") ? "yes" : "no",
 	       json_num(line, "elapsed_s"));
+	/* Why: the schedules' tokens (to replay on a host) and summaries. */
+	if (json_num(line, "disagreements") || json_num(line, "harness_errors"))
+		printf("  crosscheck details %.4000s\n",
+		       strstr(line, ",\"details\":") ? strstr(line, ",\"details\":") : "-");
 }
 
 /* Adds a self-test's "COUNTER name user=U kernel=K" line to @r. */
