@@ -20,7 +20,8 @@
  * rseqmc_samples (crosscheck --samples, default 20),
  * rseqmc_max_single_events (crosscheck --max-single-events: the seeded
  * sample of single-event schedules per scenario, default 0 = all), rseqmc_iters
- * (iterations per thread of rfc2015_test, default 20000),
+ * (iterations per thread of rfc2015_test, default 100000: at 20000 one
+ * boot in about ten saw no restart),
  * rseqmc_policy_iters (of rseq_policy_test, default 2500000), rseqmc_reps
  * (-r of param_test, default 200), rseqmc_percpu_ops (1, the default,
  * runs basic_percpu_ops_test).
@@ -272,7 +273,7 @@ int main(void)
 	struct abi_result v6 = { .abi = "6.x(ids_on_change=0)" };
 	struct abi_result v619 = { .abi = "6.19(ids_on_change=1)" };
 	struct abi_result mm = { .abi = "mmap(populate_yield)" };
-	char *iters = (char *)env("rseqmc_iters", "20000");
+	char *iters = (char *)env("rseqmc_iters", "100000");
 	double t0 = now();
 	int ok;
 

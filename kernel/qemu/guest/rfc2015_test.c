@@ -329,7 +329,7 @@ static struct percpu locks[MAX_CPUS] __attribute__((aligned(64)));
 static void *heads[MAX_CPUS * 8] __attribute__((aligned(64)));
 #define NODES 512
 static void *nodes[NODES];
-static long iterations = 20000;
+static long iterations = 100000;
 
 struct worker {
 	pthread_t th;
