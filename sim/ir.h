@@ -131,6 +131,13 @@ enum class Op : uint8_t {
                       // counts as registered (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
   kRseqRegister,      // register the thread's area, len 32, signature imm
   kRseqUnregister,    // unregister, signature imm
+  // futex(addr, FUTEX_WAIT_PRIVATE, expected): address in rs, expected u32 value in rt (use_imm: imm).
+  // r0 := 0 (woken), -EAGAIN (value differs), -EINTR (a signal woke it), -EINVAL, -EFAULT.
+  kFutexWait,
+  // futex(addr, FUTEX_WAKE_PRIVATE, n): address in rs, n in rt (use_imm: imm); r0 := threads woken.
+  kFutexWake,
+  // nanosleep: ns of simulated time in rs (use_imm: imm); r0 := 0, -EINTR or -EINVAL (ns < 0).
+  kSleep,
   // Fail the execution unless (rs CMP (rt | imm)); aux = CmpKind, text = message.
   kAssert,
   // Record rs under the name `text` in the execution's outcome.
