@@ -5,7 +5,7 @@
 namespace rseqmc::syntax {
 namespace {
 
-constexpr int kNumOps = static_cast<int>(Op::kNop) + 1;
+constexpr int kNumOps = static_cast<int>(kLastOp) + 1;
 constexpr int kNumFields = static_cast<int>(RseqField::kFlags) + 1;
 constexpr int kNumVerdicts = static_cast<int>(kLastVerdict) + 1;
 

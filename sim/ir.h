@@ -131,6 +131,14 @@ enum class Op : uint8_t {
                       // counts as registered (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
   kRseqRegister,      // register the thread's area, len 32, signature imm
   kRseqUnregister,    // unregister, signature imm
+  // Fail the execution unless (rs CMP (rt | imm)); aux = CmpKind, text = message.
+  kAssert,
+  // Record rs under the name `text` in the execution's outcome.
+  kObserve,
+  // No operation.
+  kNop,
+  // Blocking kernel calls (after kNop so that the values above, which schedule
+  // tokens' scenario fingerprints hash, stay as they were).
   // futex(addr, FUTEX_WAIT_PRIVATE, expected): address in rs, expected u32 value in rt (use_imm: imm).
   // r0 := 0 (woken), -EAGAIN (value differs), -EINTR (a signal woke it), -EINVAL, -EFAULT.
   kFutexWait,
@@ -138,13 +146,8 @@ enum class Op : uint8_t {
   kFutexWake,
   // nanosleep: ns of simulated time in rs (use_imm: imm); r0 := 0, -EINTR or -EINVAL (ns < 0).
   kSleep,
-  // Fail the execution unless (rs CMP (rt | imm)); aux = CmpKind, text = message.
-  kAssert,
-  // Record rs under the name `text` in the execution's outcome.
-  kObserve,
-  // No operation.
-  kNop,
 };
+inline constexpr Op kLastOp = Op::kSleep;
 
 // Comparison used by kAssert (branches encode theirs in the opcode).
 enum class CmpKind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLtu, kLeu, kGtu, kGeu };

@@ -186,7 +186,7 @@ class Validator {
   }
 
   void CheckInstr(const Function& f, const Instr& in) {
-    if (in.op > Op::kNop) {
+    if (in.op > kLastOp) {
       Add(in.loc, "invalid opcode " + std::to_string(static_cast<int>(in.op)));
       return;
     }
