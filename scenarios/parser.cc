@@ -1046,6 +1046,15 @@ void Parser::ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_l
       break;
     }
     case Op::kMembarrierRseq: f.MembarrierRseq(AtEnd() ? rseqmc::Imm(-1) : RegOrImm()); break;
+    case Op::kFutexWait:
+    case Op::kFutexWake: {
+      const int addr = Reg();
+      comma();
+      const Operand b = RegOrImm();
+      *op == Op::kFutexWait ? f.FutexWait(addr, b) : f.FutexWake(addr, b);
+      break;
+    }
+    case Op::kSleep: f.Sleep(RegOrImm()); break;
     case Op::kRseqRegister: f.RseqRegister(AtEnd() ? kRseqSig : ImmU32("signature")); break;
     case Op::kRseqUnregister: f.RseqUnregister(AtEnd() ? kRseqSig : ImmU32("signature")); break;
     case Op::kAssert: {
@@ -1233,11 +1242,11 @@ void Parser::ParseExpect(const Token& kw) {
     return;
   }
   if (w.text != "fail") Error(w.loc, "expected `pass` or `fail KIND`, found " + Describe(w));
-  const Token& kind = ExpectIdent("a failure kind (property, assert, sigsegv, killed, deadlock, steplimit)");
+  const Token& kind = ExpectIdent("a failure kind (property, assert, sigsegv, killed, deadlock, livelock, steplimit)");
   std::optional<Verdict> v = syntax::LookupVerdict(kind.text);
   if (!v) {
     Error(kind.loc, "unknown failure kind '" + std::string(kind.text.substr(0, 40)) + "'",
-          "kinds are property, assert, sigsegv, killed, deadlock and steplimit");
+          "kinds are property, assert, sigsegv, killed, deadlock, livelock and steplimit");
   }
   ExpectEnd("the expected verdict");
   b_->Expect(*v);

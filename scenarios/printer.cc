@@ -115,7 +115,10 @@ class InstrPrinter {
                RegName(in.ru);
       case Op::kXadd:
       case Op::kXchg: return m + " " + RegName(in.rd) + ", " + MemText(in) + ", " + RegName(in.rt);
-      case Op::kSchedSetaffinity: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
+      case Op::kSchedSetaffinity:
+      case Op::kSleep: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
+      case Op::kFutexWait:
+      case Op::kFutexWake: return m + " " + RegName(in.rs) + ", " + Second(in);
       case Op::kTgkill: return m + " " + TgkillTarget(in) + ", " + SignalText(in.aux);
       case Op::kMembarrierRseq:
         if (in.use_imm && in.imm == -1) return m;

@@ -26,7 +26,7 @@ namespace {
 constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
 // The code address reported for a native (C++) thread's own code.
 constexpr uint64_t kNativeIp = 0x00007f0000000000ull;
-constexpr int64_t kEinval = -22, kEbusy = -16, kEperm = -1, kEsrch = -3;
+constexpr int64_t kEinval = -22, kEbusy = -16, kEperm = -1, kEsrch = -3, kEintr = -4;
 
 // Default action of a signal without a disposition (SIG_DFL), x86-64 numbers,
 // as include/linux/signal.h's SIG_KERNEL_IGNORE_MASK / SIG_KERNEL_STOP_MASK /
@@ -195,6 +195,16 @@ void Machine::Save(MachineCheckpoint& ck) const {
   ck.cid_used = cid_used_;
   std::copy(std::begin(events_), std::end(events_), std::begin(ck.events));
   ck.total_events = total_events_;
+  ck.now_ns = now_ns_;
+  ck.wait_seq = wait_seq_;
+  ck.wakes = wakes_;
+  ck.mid_taken = mid_taken_;
+  if (mid_taken_) {
+    ck.mid_live = mid_live_;
+    ck.mid_wakes = mid_wakes_;
+    ck.mid_observed = mid_observed_;
+    ck.mid_memory = mid_memory_;
+  }
 }
 
 void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, ExecutionResult* out) {
@@ -226,6 +236,17 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   cid_used_ = ck.cid_used;
   std::copy(std::begin(ck.events), std::end(ck.events), std::begin(events_));
   total_events_ = ck.total_events;
+  now_ns_ = ck.now_ns;
+  wait_seq_ = ck.wait_seq;
+  wakes_ = ck.wakes;
+  mid_taken_ = ck.mid_taken;
+  step_check_ = mid_taken_ ? opt_.max_steps : opt_.max_steps / 2;
+  if (mid_taken_) {
+    mid_live_ = ck.mid_live;
+    mid_wakes_ = ck.mid_wakes;
+    mid_observed_ = ck.mid_observed;
+    mid_memory_ = ck.mid_memory;
+  }
   finished_ = false;
 }
 
@@ -250,6 +271,9 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.notify_resume = false;
     th.chosen = false;
     th.mm_cid = -1;
+    th.futex_addr = 0;
+    th.wait_seq = 0;
+    th.wake_at_ns = 0;
     th.pending = 0;
     th.blocked = 0;
     th.depth = 0;
@@ -280,7 +304,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
         Store(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
       }
     } else {
-      c.queue.push_back(static_cast<int8_t>(th.id));
+      c.queue.push_back(th.id);
       th.notify_resume = true;  // IDs are refreshed when it first switches in
     }
   }
@@ -295,6 +319,11 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   live_threads_ = static_cast<int>(threads_.size());
   steps_ = 0;
   boundary_ = 0;
+  now_ns_ = 0;
+  wait_seq_ = 0;
+  wakes_ = 0;
+  step_check_ = opt_.max_steps / 2;
+  mid_taken_ = false;
   total_events_ = 0;
   for (uint32_t& e : events_) e = 0;
   finished_ = false;
@@ -325,7 +354,7 @@ bool Machine::IsValid(const Decision& d) const {
       return true;
     case DecisionKind::kPreempt: {
       if (d.arg == -1) return true;
-      for (int8_t q : cpus_[d.cpu].queue) {
+      for (int32_t q : cpus_[d.cpu].queue) {
         if (q == d.arg) return true;
       }
       return false;
@@ -349,7 +378,7 @@ void Machine::Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a, int64_
   e.step = steps_;
   e.kind = k;
   e.cpu = static_cast<int8_t>(cpu);
-  e.thread = static_cast<int8_t>(t);
+  e.thread = static_cast<int16_t>(t);
   e.depth = t >= 0 ? static_cast<uint8_t>(threads_[t].depth) : 0;
   e.pc = pc;
   e.a = a;
@@ -370,7 +399,7 @@ void Machine::LogAccess(AccessKind k, int t, uint32_t pc, uint32_t next, uint64_
   e.kind = k;
   e.bytes = bytes;
   e.flags = flags;
-  e.thread = static_cast<int8_t>(t);
+  e.thread = static_cast<int16_t>(t);
   e.cpu = static_cast<int8_t>(threads_[t].cpu);
   e.depth = static_cast<uint8_t>(threads_[t].depth);
   out_->accesses.push_back(e);
@@ -400,13 +429,7 @@ bool Machine::Boundary(int self) {
 
 int Machine::Decide() {
   if (finished_) return -1;
-  if (steps_ >= opt_.max_steps) {
-    out_->verdict = Verdict::kStepLimit;
-    out_->message = "execution exceeded " + std::to_string(opt_.max_steps) +
-                    " steps (a thread may be spinning or retrying forever; raise --max-steps if not)";
-    EndExecution();
-    return -1;
-  }
+  if (steps_ >= step_check_ && !CheckStepBudget()) return -1;
   int cpu;
   for (;;) {
     if (sched_->defaults_ahead > 0) {
@@ -480,12 +503,12 @@ void Machine::RunDirect() {
       // (Without a promised default, e.g. under exhaustive search, Step alone.)
       if (plain && sched_->defaults_ahead > 0) {
         Scheduler& s = *sched_;
-        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, opt_.max_steps - steps_ - 1));
+        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, step_check_ - steps_ - 1));
         if (n > 0) {
           // n instructions over n - 1 promised default boundaries.
           s.defaults_ahead -= n - 1;
           boundary_ += n - 1;
-          if (s.defaults_ahead == 0 || steps_ >= opt_.max_steps) break;
+          if (s.defaults_ahead == 0 || steps_ >= step_check_) break;
           // The instruction RunPlain stopped at takes the next default: no
           // plain instruction changes what the checks below look at.
           --s.defaults_ahead;
@@ -498,7 +521,7 @@ void Machine::RunDirect() {
       // A promised default boundary (Scheduler::defaults_ahead) where t goes
       // on with nothing to do on the way back to user space: what Decide
       // does there, without the call. Anything else goes through Decide.
-      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= opt_.max_steps) break;
+      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= step_check_) break;
       const SimThread& th = threads_[t];
       if (cpus_[last_cpu_].running != t || th.notify_resume || (th.pending & ~th.blocked)) break;
       --sched_->defaults_ahead;
@@ -521,7 +544,7 @@ void Machine::Enqueue(int cpu, int t) {
   if (c.running < 0) {
     SwitchIn(cpu, t, -1);
   } else {
-    c.queue.push_back(static_cast<int8_t>(t));
+    c.queue.push_back(t);
   }
 }
 
@@ -587,7 +610,7 @@ void Machine::SwitchOut(int cpu, int next, TraceKind why) {
   th.notify_resume = true;
   if (th.mm_cid >= 0) cid_used_ &= ~(1ull << th.mm_cid);
   if (record_) Record(why, cpu, t, th.cur().pc, next);
-  c.queue.push_back(static_cast<int8_t>(t));
+  c.queue.push_back(t);
   PickNext(cpu, next);
 }
 
@@ -654,7 +677,12 @@ void Machine::RaiseSignal(int t, int signo) {
         break;
     }
   }
-  threads_[t].pending |= 1u << signo;
+  SimThread& th = threads_[t];
+  th.pending |= 1u << signo;
+  // signal_wake_up(): an unblocked signal interrupts a futex wait or a sleep.
+  if ((th.state == ThreadState::kBlocked || th.state == ThreadState::kSleeping) && (th.pending & ~th.blocked)) {
+    Wake(t, kEintr, -1);
+  }
 }
 
 // Exit-to-user work (rule 12): signal delivery first (each frame set-up runs
@@ -663,7 +691,11 @@ void Machine::ReturnToUser(int t) {
   SimThread& th = threads_[t];
   while (uint32_t deliverable = th.pending & ~th.blocked) {
     if (th.depth >= kMaxSignalDepth) break;  // stays pending until a handler returns
-    const int signo = std::countr_zero(deliverable);
+    // next_signal() (kernel/signal.c): the synchronous signals of
+    // SYNCHRONOUS_MASK first, then the lowest number.
+    constexpr uint32_t kSynchronous = 1u << 11 | 1u << 7 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 31;
+    const uint32_t sync = deliverable & kSynchronous;
+    const int signo = std::countr_zero(sync != 0 ? sync : deliverable);
     th.pending &= ~(1u << signo);
     if (!DeliverSignal(t, signo)) return;
   }
@@ -857,7 +889,11 @@ void Machine::ExitThread(int t, int64_t v) {
   if (record_) Record(TraceKind::kExit, th.cpu, t, th.cur().pc, v);
   cid_used_ &= ~(1ull << th.mm_cid);
   PickNext(th.cpu, -1);
-  if (--live_threads_ == 0) finished_ = true;
+  if (--live_threads_ == 0) {
+    finished_ = true;
+  } else if (cpus_[last_cpu_].running < 0) {
+    OnAllIdle();  // the others all wait or sleep
+  }
 }
 
 // After every execution: the counts and the property verdicts.
@@ -936,11 +972,21 @@ void Machine::NoteAreaRead(uint64_t addr, int bytes) {
 bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
-  Kill(kSigSegv,
-       "invalid memory access at " + std::string(buf) + " by " + s_.threads[t].name + " at " +
-           (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc)),
-       t);
-  return false;
+  return ForceSigsegv(t, "invalid memory access at " + std::string(buf) + " by " + s_.threads[t].name + " at " +
+                             (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc)));
+}
+
+bool Machine::ForceSigsegv(int t, const std::string& reason) {
+  SimThread& th = threads_[t];
+  const uint32_t h = signal_handler_[kSigSegv];
+  if (h == 0 || h == ~0u || ((th.blocked >> kSigSegv) & 1) || th.depth >= kMaxSignalDepth || th.native) {
+    Kill(kSigSegv, reason, t);
+    return false;
+  }
+  if (record_) Record(TraceKind::kSignal, th.cpu, t, th.cur().pc, kSigSegv, 0, reason);
+  th.pending |= 1u << kSigSegv;
+  ReturnToUser(t);  // synchronous signals are dequeued first
+  return !finished_;
 }
 
 // The instructions whose whole effect is on the running context's registers
@@ -1092,8 +1138,8 @@ inline Machine::Stop Machine::Step(int t) {
         const uint64_t addr = EffectiveAddress(in, &r[0]);
         const int bytes = AccessBytes(in.op);
         if (!MemOk(addr, bytes)) {
-          SegvAccess(t, pc, addr);
-          return Stop::kEnded;
+          // The instruction does not complete: pc stays on it.
+          return SegvAccess(t, pc, addr) ? Stop::kNext : Stop::kEnded;
         }
         // Atomics count as writes even when a cas fails: dependence must hold
         // for the transition in any order.
@@ -1308,6 +1354,15 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
     case Op::kGetcpu:
       ret = th.cpu;
       break;
+    case Op::kFutexWait:
+      ret = FutexWait(t, static_cast<uint64_t>(c.r[in.rs]), static_cast<uint32_t>(in.use_imm ? in.imm : c.r[in.rt]));
+      break;
+    case Op::kFutexWake:
+      ret = FutexWake(t, static_cast<uint64_t>(c.r[in.rs]), in.use_imm ? in.imm : c.r[in.rt]);
+      break;
+    case Op::kSleep:
+      ret = Sleep(t, arg);
+      break;
     case Op::kTgkill: {
       const int64_t target = in.use_imm ? in.imm : c.r[in.rs];
       // Reading whether the target still exists is an access to it (its exit
@@ -1394,7 +1449,8 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
     default:
       break;
   }
-  th.cur().r[0] = ret;
+  // A thread that blocked gets its result when it is woken (Wake).
+  if (th.state == ThreadState::kRunnable) th.cur().r[0] = ret;
   // Syscall exit: exit-to-user work of the caller (signals sent to itself,
   // the evaluation after a yield/migration/IPI of its own CPU).
   const bool on_cpu = cpus_[th.cpu].running == t;
@@ -1442,6 +1498,12 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
     w.push_back(th.affinity);
     w.push_back(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
     w.push_back(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
+    if (th.state == ThreadState::kBlocked) {
+      w.push_back(th.futex_addr);
+      w.push_back(th.wait_seq);
+    } else if (th.state == ThreadState::kSleeping) {
+      w.push_back(th.wake_at_ns - now_ns_);
+    }
     for (int d = 0; d <= th.depth; ++d) {
       const Context& c = th.ctx[d];
       for (int64_t r : c.r) w.push_back(static_cast<uint64_t>(r));
@@ -1452,7 +1514,7 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
   }
   for (const SimCpu& c : cpus_) {
     w.push_back(static_cast<uint64_t>(static_cast<uint32_t>(c.running)) | static_cast<uint64_t>(c.queue.size()) << 32);
-    for (int8_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
+    for (int32_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
   }
   if (mm_cid) w.push_back(cid_used_);
   w.push_back(total_events_);

@@ -47,7 +47,11 @@ struct Context {
   uint32_t saved_blocked = 0;   // blocked mask to restore at sigreturn
 };
 
-enum class ThreadState : uint8_t { kRunnable, kExited };
+// kRunnable: running on its CPU or in its run queue. kBlocked: in FUTEX_WAIT on
+// futex_addr (not in any run queue; a FUTEX_WAKE of that word or a signal wakes
+// it). kSleeping: in nanosleep until the simulated clock reaches wake_at_ns.
+// kExited: returned from its entry function.
+enum class ThreadState : uint8_t { kRunnable, kBlocked, kSleeping, kExited };
 
 // rseq_event_mask bits of the legacy kernel (RSEQ_EVENT_PREEMPT/SIGNAL/MIGRATE).
 inline constexpr uint8_t kEventPreempt = 1;
@@ -69,6 +73,9 @@ struct SimThread {
   bool notify_resume = false;   // TIF_NOTIFY_RESUME: evaluate rseq before user code runs
   bool chosen = false;          // its fiber was started by a boundary that already chose it
   int32_t mm_cid = -1;
+  uint64_t futex_addr = 0;      // kBlocked: the futex word waited on
+  uint64_t wait_seq = 0;        // kBlocked: FIFO position among the futex's waiters (smaller = earlier)
+  uint64_t wake_at_ns = 0;      // kSleeping: simulated time (ns) at which the sleep ends
   uint32_t pending = 0;         // pending signals (bit = signo)
   uint32_t blocked = 0;         // blocked signals
   int depth = 0;                // index of the running context in ctx
@@ -80,7 +87,7 @@ struct SimThread {
 
 struct SimCpu {
   int running = -1;                 // thread id, -1 = idle
-  std::vector<int8_t> queue;        // FIFO run queue (thread ids), excluding `running`
+  std::vector<int32_t> queue;       // FIFO run queue (thread ids), excluding `running`
 };
 
 // The state of an all-IR execution at one boundary, before the scheduler's
@@ -106,6 +113,11 @@ struct MachineCheckpoint {
   uint64_t steps = 0, boundary = 0, cid_used = 0;
   uint32_t events[kNumDecisionKinds] = {};
   uint32_t total_events = 0;
+  uint64_t now_ns = 0, wait_seq = 0, wakes = 0;
+  uint64_t mid_wakes = 0, mid_observed = 0;
+  int mid_live = 0;
+  bool mid_taken = false;
+  std::vector<uint8_t> mid_memory;
 };
 
 class Machine {
@@ -121,6 +133,8 @@ class Machine {
   const SimCpu& cpu(int c) const { return cpus_[c]; }
   int default_cpu() const { return last_cpu_; }
   uint64_t steps() const { return steps_; }
+  // The simulated clock in ns (sim/blocking.cc: it moves only when every CPU is idle).
+  uint64_t now_ns() const { return now_ns_; }
   // Index of the boundary being decided (the n-th Choose call or promised
   // default of this execution, from 0).
   uint64_t boundary() const { return boundary_; }
@@ -261,12 +275,19 @@ class Machine {
   // the execution ended.
   bool ExecSyscall(int t, const Instr& in);
   bool SegvAccess(int t, uint32_t pc, uint64_t addr);
+  // A synchronous SIGSEGV for t (a memory fault), as force_sig_fault() ->
+  // force_sig_info_to_task(HANDLER_CURRENT) in kernel/signal.c: with a
+  // handler installed and SIGSEGV not blocked, the handler runs at once (its
+  // frame saves the faulting instruction, which runs again after sigreturn);
+  // blocked, ignored, without a handler or with no frame left: the process is
+  // killed. Returns false if it was killed.
+  bool ForceSigsegv(int t, const std::string& reason);
   // Sets mm_cid_loaded_ if [addr, addr+bytes) overlaps an mm_cid field.
   void NoteAreaRead(uint64_t addr, int bytes);
   void UpdateIds(int t);
   void AssignMmCid(int t);
   void TouchThread(int t) {
-    if (fp_on_) fp_.threads |= 1ull << t;
+    if (fp_on_) fp_.threads |= 1ull << (t & 63);
   }
   void TouchCpu(int c) {
     if (fp_on_) fp_.cpus |= 1ull << c;
@@ -288,6 +309,33 @@ class Machine {
   }
   void Store(uint64_t addr, uint64_t v, int bytes) { std::memcpy(mem_ + (addr - kDataBase), &v, bytes); }
   uint32_t CodeWord(uint64_t ip) const;  // the 4 bytes at code address ip (signature check)
+
+  // ---- threads that block (sim/blocking.cc) ----
+  // FUTEX_WAIT (kernel/futex/waitwake.c futex_wait_setup, futex_wait): the
+  // caller blocks if the u32 at addr equals `expected`. Returns r0: 0 (it
+  // blocked; the wake or signal sets the final value), -EAGAIN, -EINVAL (addr
+  // not 4-aligned, get_futex_key), -EFAULT (not mapped).
+  int64_t FutexWait(int t, uint64_t addr, uint32_t expected);
+  // FUTEX_WAKE (futex_wake): wakes up to n waiters of addr in FIFO order (n <=
+  // 0 wakes one, as futex_wake's `++ret >= nr_wake` test does); returns how
+  // many were woken, or -EINVAL / -EFAULT as FutexWait.
+  int64_t FutexWake(int t, uint64_t addr, int64_t n);
+  // nanosleep(ns) on the simulated clock (see OnAllIdle): 0, or -EINVAL for ns < 0.
+  int64_t Sleep(int t, int64_t ns);
+  // Takes the running thread t off its CPU into `why` (kBlocked / kSleeping):
+  // a context switch (rule 8: PREEMPT event + notify-resume), no run queue.
+  void BlockRunning(int t, ThreadState why);
+  // Makes blocked/sleeping thread t runnable on its CPU with r0 := ret
+  // (try_to_wake_up; the thread stays on its last CPU).
+  void Wake(int t, int64_t ret, int waker);
+  // Every CPU is idle while threads live: the simulated clock jumps to the
+  // earliest sleeper's wake time and wakes every sleeper due then (thread
+  // order); with no sleeper every live thread waits on a futex: kDeadlock.
+  void OnAllIdle();
+  // Decide() at steps_ == step_check_: at half the budget records what
+  // progress is measured against; at the budget ends the execution with
+  // kLivelock (no progress since) or kStepLimit. Returns false if it ended.
+  bool CheckStepBudget();
 
   const Scenario& s_;
   const RunOptions& opt_;
@@ -327,6 +375,18 @@ class Machine {
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
+  // Blocking and the simulated clock (sim/blocking.cc). Instructions take no
+  // simulated time: the clock moves only when every CPU is idle (OnAllIdle).
+  uint64_t now_ns_ = 0;
+  uint64_t wait_seq_ = 0;      // next FUTEX_WAIT's FIFO position
+  uint64_t wakes_ = 0;         // futex wakes that woke a thread (progress)
+  // The step budget: step_check_ is max_steps / 2, then max_steps. At the
+  // midpoint the progress measures are recorded (mid_*).
+  uint64_t step_check_ = 0;
+  bool mid_taken_ = false;
+  int mid_live_ = 0;
+  uint64_t mid_wakes_ = 0, mid_observed_ = 0;
+  std::vector<uint8_t> mid_memory_;  // data memory below the rseq areas at the midpoint
 };
 
 }  // namespace rseqmc

@@ -21,7 +21,11 @@ namespace rseqmc {
 class ThreadApi;  // sim/thread_api.h
 
 inline constexpr int kMaxCpus = 64;
-inline constexpr int kMaxThreads = 64;
+// Threads per scenario (the allocator workload runs 400 on 32 CPUs). The
+// exhaustive strategies (dfs, dpor, stateful) handle at most
+// kMaxExhaustiveThreads (model/explorer.cc: one bit per thread in a node).
+inline constexpr int kMaxThreads = 1024;
+inline constexpr int kMaxExhaustiveThreads = 64;
 inline constexpr int kMaxSignal = 31;
 // Linux signal numbers used by the text format (x86-64).
 inline constexpr int kSigSegv = 11;
@@ -98,9 +102,12 @@ enum class Verdict : uint8_t {
   kAssertFailed,    // an `assert` instruction failed
   kSigsegv,         // the process was killed by SIGSEGV (rseq validation, bad access)
   kKilled,          // killed by another signal's default action
-  kDeadlock,        // no thread can run while some have not exited
-  kStepLimit,       // the execution exceeded its step budget (livelock suspect)
+  kDeadlock,        // every live thread is blocked (futex wait) and none sleeps: nothing can wake them
+  kStepLimit,       // the step budget ran out while threads still made progress (see kLivelock)
+  kLivelock,        // no progress (README "Livelock") in the last half of the step budget, or every
+                    // thread spins on memory no thread will change (found by exhaustive search)
 };
+inline constexpr Verdict kLastVerdict = Verdict::kLivelock;
 const char* VerdictName(Verdict v);  // "pass", "property", "assert", "sigsegv", ...
 
 struct Constant {

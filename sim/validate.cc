@@ -85,7 +85,7 @@ class Validator {
       Add(s_.threads[kMaxThreads].loc,
           "too many threads (" + std::to_string(s_.threads.size()) + "; at most " + std::to_string(kMaxThreads) + ")");
     }
-    if (s_.expected > Verdict::kStepLimit) Add({}, "invalid expected verdict");
+    if (s_.expected > kLastVerdict) Add({}, "invalid expected verdict");
   }
 
   void CheckConstants() {
@@ -186,7 +186,7 @@ class Validator {
   }
 
   void CheckInstr(const Function& f, const Instr& in) {
-    if (in.op > Op::kNop) {
+    if (in.op > kLastOp) {
       Add(in.loc, "invalid opcode " + std::to_string(static_cast<int>(in.op)));
       return;
     }

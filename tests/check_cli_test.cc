@@ -255,7 +255,8 @@ TEST(CheckCliTest, DefaultRunChecksEveryBuiltinScenarioAsExpected) {
 }
 
 // Every planted bug is found, as declared, by each exhaustive strategy with
-// the default bounds; its counterexample has one event.
+// the default bounds; its counterexample has one event (none for the ABBA
+// deadlock, which the interleaving of two CPUs alone reaches).
 TEST(CheckCliTest, EveryPlantedBugIsFoundByEveryExhaustiveStrategyWithDefaultBounds) {
   const std::vector<std::string> buggy = BuggyNames();
   ASSERT_FALSE(buggy.empty());
@@ -269,7 +270,7 @@ TEST(CheckCliTest, EveryPlantedBugIsFoundByEveryExhaustiveStrategyWithDefaultBou
     for (const std::string& line : lines) {
       EXPECT_EQ(JsonField(line, "as_expected"), "true") << line;
       EXPECT_NE(JsonField(line, "verdict"), "pass") << line;
-      EXPECT_EQ(JsonField(line, "events"), "1") << line;
+      EXPECT_EQ(JsonField(line, "events"), JsonField(line, "scenario") == "buggy/abba_deadlock" ? "0" : "1") << line;
       EXPECT_EQ(JsonField(line, "fewest_events_proven"), "true") << line;
       EXPECT_EQ(JsonField(line, "deterministic"), "true") << line;
     }

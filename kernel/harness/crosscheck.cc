@@ -227,9 +227,10 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   auto compare_one = [&](Scheduler& sched) {
     Plan plan;
     ExecutionResult r = SimulateForPlan(sim, sched, &plan);
-    if (r.verdict == Verdict::kStepLimit) {
-      // The simulator gave up (livelock suspect): nothing to compare with a
-      // kernel run that would spin or stop at an arbitrary point.
+    if (r.verdict == Verdict::kStepLimit || r.verdict == Verdict::kLivelock || r.verdict == Verdict::kDeadlock) {
+      // The simulator gave up or every thread waits forever: nothing to
+      // compare with a kernel run that would spin, hang or stop at an
+      // arbitrary point.
       ++rep.not_comparable;
       return;
     }
