@@ -108,6 +108,9 @@ struct ExploreOptions {
   // Optional extra judgement of each finished execution (oracles); may turn a
   // passing verdict into a failure by returning a message (empty = fine).
   std::function<std::string(const ExecutionResult&)> oracle;
+  // Called with every finished execution, after any oracle's verdict (for
+  // example to keep one schedule per outcome: `rseqmc diff-kernels`).
+  std::function<void(const ExecutionResult&)> on_execution;
   // Polled between executions; set from a signal handler to stop cleanly.
   const std::atomic<bool>* interrupt = nullptr;
   // Called about once a second while exploring.
