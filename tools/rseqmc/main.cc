@@ -77,7 +77,7 @@ int HelpCommand(const std::vector<std::string>& args) {
   } else if (args[0] == "help") {
     std::cout << Overview();
   } else {
-    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, crosscheck, list, kernels, diff-kernels, help)");
+    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, help)");
   }
   return kExitPass;
 }
