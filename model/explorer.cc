@@ -1166,6 +1166,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       }
     }
     if (o.collect_outcomes) res.outcomes.insert(OutcomeOf(s, r));
+    if (o.on_execution) o.on_execution(r);
     if (r.verdict != Verdict::kPass && !res.failure) {
       res.failure = Failure{r.schedule, r.verdict, r.message, res.executions, hashed ? hash : r.TraceHash()};
       if (o.stop_at_first_failure) {

@@ -442,6 +442,17 @@ ScenarioBuilder& ScenarioBuilder::Expect(Verdict v) {
   return *this;
 }
 
+ScenarioBuilder& ScenarioBuilder::ExpectOn(KernelModel k, Verdict v) {
+  for (Scenario::KernelExpectation& e : s_.expected_on) {
+    if (e.kernel == k) {
+      e.verdict = v;
+      return *this;
+    }
+  }
+  s_.expected_on.push_back({k, v});
+  return *this;
+}
+
 namespace {
 
 // Name -> index of the first declaration; later duplicates are reported.

@@ -180,6 +180,8 @@ class ScenarioBuilder {
   ScenarioBuilder& Signal(int signo, const std::string& handler, bool nodefer = false);
   ScenarioBuilder& Property(Expr e, std::string text = "");
   ScenarioBuilder& Expect(Verdict v);
+  // The verdict expected under one kernel ABI (replaces an earlier one for it).
+  ScenarioBuilder& ExpectOn(KernelModel k, Verdict v);
   // Resolves names, lays out and validates. Throws InputError (with the
   // SourceLoc given through At()) on the first problem.
   Scenario Build();

@@ -22,11 +22,9 @@
 namespace rseqmc {
 
 namespace {
-// x86-64 TASK_SIZE_MAX with 4-level page tables: user addresses are below it.
-constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
 // The code address reported for a native (C++) thread's own code.
 constexpr uint64_t kNativeIp = 0x00007f0000000000ull;
-constexpr int64_t kEinval = -22, kEbusy = -16, kEperm = -1, kEsrch = -3, kEintr = -4;
+constexpr int64_t kEinval = -22, kEsrch = -3, kEintr = -4;
 
 // Default action of a signal without a disposition (SIG_DFL), x86-64 numbers,
 // as include/linux/signal.h's SIG_KERNEL_IGNORE_MASK / SIG_KERNEL_STOP_MASK /
@@ -67,6 +65,7 @@ DefaultAction DefaultActionOf(int signo) {
 Machine::Machine(const Scenario& s, const RunOptions& options)
     : s_(s),
       opt_(options),
+      abi_(&AbiFor(options.kernel.model)),
       code_(s.program.code.data()),
       code_size_(static_cast<uint32_t>(s.program.code.size())),
       num_cpus_(static_cast<int>(s.num_cpus)) {
@@ -119,7 +118,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
       Store(area + kRseqOffCpuIdStart, th.cpu, 4);
       Store(area + kRseqOffCpuId, th.cpu, 4);
       // node_id and mm_cid exist since 6.3; the 4.18 struct rseq has neither.
-      if (opt_.kernel.model != KernelModel::kLegacy418) Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
+      if (abi_->HasNodeAndMmCid()) Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
     } else {
       Store(area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
     }
@@ -268,6 +267,10 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.rseq_len = init.rseq_len;
     th.rseq_sig = init.rseq_sig;
     th.event_mask = 0;
+    th.rseq_sched_switch = false;
+    th.rseq_user_irq = false;
+    th.rseq_ids_cpu = -1;
+    th.rseq_ids_mm_cid = -1;
     th.notify_resume = false;
     th.chosen = false;
     th.mm_cid = -1;
@@ -300,12 +303,11 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     if (c.running < 0) {
       c.running = th.id;
       AssignMmCid(th.id);
-      if (th.rseq_area && opt_.kernel.model != KernelModel::kLegacy418) {
-        Store(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
-      }
+      if (th.rseq_area) abi_->RseqStartRegistered(*this, th.id, true);
     } else {
       c.queue.push_back(th.id);
       th.notify_resume = true;  // IDs are refreshed when it first switches in
+      if (th.rseq_area) abi_->RseqStartRegistered(*this, th.id, false);
     }
   }
   last_cpu_ = 0;
@@ -606,8 +608,7 @@ void Machine::SwitchOut(int cpu, int next, TraceKind why) {
   SimCpu& c = cpus_[cpu];
   const int t = c.running;
   SimThread& th = threads_[t];
-  th.event_mask |= kEventPreempt;
-  th.notify_resume = true;
+  abi_->RseqPreempt(*this, t);
   if (th.mm_cid >= 0) cid_used_ &= ~(1ull << th.mm_cid);
   if (record_) Record(why, cpu, t, th.cur().pc, next);
   c.queue.push_back(t);
@@ -621,6 +622,9 @@ void Machine::ApplyEvent(const Decision& d) {
   TouchThread(t);
   if (d.kind == DecisionKind::kPreempt || d.kind == DecisionKind::kMigrate) TouchCpu(cpu);
   if (d.kind == DecisionKind::kMigrate) TouchCpu(d.arg);
+  // Every injected event reaches the thread through an interrupt (timer,
+  // reschedule or function-call IPI) taken in user mode.
+  if (d.kind != DecisionKind::kStep) abi_->IrqEntryFromUser(*this, t);
   switch (d.kind) {
     case DecisionKind::kPreempt:
       SwitchOut(cpu, d.arg, TraceKind::kPreempt);
@@ -628,7 +632,10 @@ void Machine::ApplyEvent(const Decision& d) {
     case DecisionKind::kMigrate: {
       // Rule 11: migration = switch out, set_task_cpu (MIGRATE event), switch in
       // on the destination (now, if it is idle; else at the tail of its queue).
-      if (opt_.fault != RunOptions::ModelFault::kNoAbortOnMigrate) th.event_mask |= kEventPreempt | kEventMigrate;
+      if (opt_.fault != RunOptions::ModelFault::kNoAbortOnMigrate) {
+        abi_->RseqPreempt(*this, t);
+        abi_->RseqMigrate(*this, t);
+      }
       th.notify_resume = true;
       cid_used_ &= ~(1ull << th.mm_cid);
       if (record_) Record(TraceKind::kMigrate, cpu, t, th.cur().pc, d.arg);
@@ -644,8 +651,7 @@ void Machine::ApplyEvent(const Decision& d) {
     case DecisionKind::kIpi:
       // Rule 24: membarrier's ipi_rseq() runs rseq_preempt(current) on the CPU.
       if (record_) Record(TraceKind::kIpi, cpu, t, th.cur().pc);
-      th.event_mask |= kEventPreempt;
-      th.notify_resume = true;
+      abi_->IpiRseq(*this, t);
       break;
     case DecisionKind::kStep:
       break;
@@ -701,7 +707,7 @@ void Machine::ReturnToUser(int t) {
   }
   if (th.notify_resume) {
     th.notify_resume = false;
-    RseqNotifyResume(t, false);
+    abi_->RseqHandleNotifyResume(*this, t);
   }
 }
 
@@ -719,10 +725,9 @@ bool Machine::DeliverSignal(int t, int signo) {
          t);
     return false;
   }
-  // rseq_signal_deliver(): SIGNAL event, then the fixup runs synchronously
-  // before the frame is built, so the frame saves abort_ip (rules 8, 12, 25).
-  th.event_mask |= kEventSignal;
-  if (!RseqNotifyResume(t, true)) return false;
+  // rseq_signal_deliver(): the fixup runs synchronously before the frame is
+  // built, so the frame saves abort_ip (rules 8, 12, 25).
+  if (!abi_->RseqSignalDeliver(*this, t)) return false;
   const Context& interrupted = th.cur();
   Context& hc = th.ctx[th.depth + 1];
   hc.r.fill(0);
@@ -737,126 +742,86 @@ bool Machine::DeliverSignal(int t, int signo) {
   return true;
 }
 
-void Machine::UpdateIds(int t) {
-  // rseq_update_cpu_node_id(): written on every evaluation (rule 13). node_id
-  // and mm_cid exist since 6.3; the 4.18 model writes only the CPU fields.
+void Machine::WriteIds(int t, bool node_and_mm_cid) {
   SimThread& th = threads_[t];
   const uint64_t a = th.rseq_area;
   TouchMem(a + kRseqOffCpuIdStart, 8, true);
   TouchMem(a + kRseqOffNodeId, 8, true);
   Store(a + kRseqOffCpuIdStart, static_cast<uint32_t>(th.cpu), 4);
   Store(a + kRseqOffCpuId, static_cast<uint32_t>(th.cpu), 4);
-  if (opt_.kernel.model != KernelModel::kLegacy418) {
+  if (node_and_mm_cid) {
     Store(a + kRseqOffNodeId, NodeOf(th.cpu), 4);
     Store(a + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
   }
   if (record_) Record(TraceKind::kIdUpdate, th.cpu, t, th.cur().pc, th.cpu, th.mm_cid);
 }
 
-uint32_t Machine::CodeWord(uint64_t ip) const {
-  if (ip >= kCodeBase && ip < CodeAddress(code_size_) && (ip - kCodeBase) % kInstrBytes == 0) {
-    const Instr& in = code_[(ip - kCodeBase) / kInstrBytes];
-    return in.op == Op::kSig ? static_cast<uint32_t>(in.imm) : 0u;
-  }
-  return static_cast<uint32_t>(Load(ip, 4));
-}
-
-// __rseq_handle_notify_resume() -> rseq_ip_fixup() -> rseq_update_cpu_node_id().
-bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
-  SimThread& th = threads_[t];
-  if (th.rseq_area == 0) return true;
-  const uint64_t area = th.rseq_area;
-  Context& c = th.cur();
-  const uint64_t ip = c.pc == kNativePc ? kNativeIp : CodeAddress(c.pc);
-  const uint64_t ptr = Load(area + kRseqOffRseqCs, 8);
-  TouchMem(area + kRseqOffRseqCs, 8, ptr != 0);  // read; cleared (written) when set
-  const char* segv = nullptr;
-  std::string why;
-  if (ptr != 0) {
-    // rseq_get_rseq_cs(): validated on every evaluation, even with ip outside
-    // the section (rule 15).
-    if (ptr >= kTaskSize) {
-      segv = "rseq_cs pointer above TASK_SIZE";
-    } else if (!MemOk(ptr, kRseqCsBytes)) {
-      segv = "rseq_cs points to unreadable memory (EFAULT)";
-    } else {
-      TouchMem(ptr, kRseqCsBytes, false);
-      const uint32_t version = static_cast<uint32_t>(Load(ptr + 0, 4));
-      const uint32_t cs_flags = static_cast<uint32_t>(Load(ptr + 4, 4));
-      const uint64_t start_ip = Load(ptr + 8, 8);
-      const uint64_t post_commit_offset = Load(ptr + 16, 8);
-      const uint64_t abort_ip = Load(ptr + 24, 8);
-      if (start_ip >= kTaskSize || start_ip + post_commit_offset >= kTaskSize || abort_ip >= kTaskSize ||
-          version > 0) {
-        segv = version > 0 ? "rseq_cs version is not 0" : "rseq_cs address above TASK_SIZE";
-      } else if (start_ip + post_commit_offset < start_ip) {
-        segv = "rseq_cs start_ip + post_commit_offset overflows";
-      } else if (abort_ip - start_ip < post_commit_offset) {
-        segv = "abort_ip lies inside the critical section";
-      } else {
-        const uint64_t sig_ip = abort_ip - 4;
-        const bool readable = (sig_ip >= kCodeBase && sig_ip < CodeAddress(code_size_)) || MemOk(sig_ip, 4);
-        if (!readable) {
-          segv = "signature word before abort_ip is unreadable (EFAULT)";
-        } else if (CodeWord(sig_ip) != th.rseq_sig) {
-          why = "Possible attack attempt. Unexpected rseq signature 0x" + [&] {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%x, expecting 0x%x", CodeWord(sig_ip), th.rseq_sig);
-            return std::string(buf);
-          }();
-          segv = "bad signature";
-        } else if (ip - start_ip < post_commit_offset) {
-          // In the section (rule 5: unsigned half-open test, in_rseq_cs()).
-          // rseq_need_restart() (rules 6, 18).
-          TouchMem(area + kRseqOffFlags, 4, false);
-          const uint32_t flags = cs_flags | static_cast<uint32_t>(Load(area + kRseqOffFlags, 4));
-          bool restart;
-          if (HonoursNoRestartFlags(opt_.kernel.model)) {
-            constexpr uint32_t kPm = kRseqCsFlagNoRestartOnPreempt | kRseqCsFlagNoRestartOnMigrate;
-            if ((flags & kRseqCsFlagNoRestartOnSignal) && (flags & kPm) != kPm) {
-              segv = "NO_RESTART_ON_SIGNAL without NO_RESTART_ON_PREEMPT|MIGRATE (EINVAL)";
-            }
-            restart = (th.event_mask & ~flags) != 0;
-          } else {
-            if (flags != 0) segv = "deprecated/unknown rseq flags inside a critical section (6.0+)";
-            restart = th.event_mask != 0;
-          }
-          if (segv == nullptr) {
-            th.event_mask = 0;
-            if (restart) {
-              // Abort (rule 6): rseq_cs := 0, ip := abort_ip; nothing else changes.
-              Store(area + kRseqOffRseqCs, 0, 8);
-              const uint32_t to = static_cast<uint32_t>((abort_ip - kCodeBase) / kInstrBytes);
-              if (record_ || acc_) {
-                const int d = (ptr - desc_base_) % kRseqCsBytes == 0 && ptr >= desc_base_ && ptr < area_base_
-                                  ? static_cast<int>((ptr - desc_base_) / kRseqCsBytes)
-                                  : -1;
-                if (record_) Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
-                if (acc_) LogAccess(AccessKind::kAbort, t, c.pc, to, static_cast<uint64_t>(static_cast<int64_t>(d)));
-              }
-              c.pc = to;
-              ++out_->threads[t].aborts;
-            }
-          }
-        } else {
-          // Outside: lazy clear (rule 7, clear_rseq_cs()).
-          Store(area + kRseqOffRseqCs, 0, 8);
-          if (record_) Record(TraceKind::kLazyClear, th.cpu, t, c.pc, 0, -1);
-          if (acc_) LogAccess(AccessKind::kClear, t, c.pc, c.pc);
-        }
+Machine::CodeWordRead Machine::ReadSignatureWord(uint64_t ip) const {
+  CodeWordRead r;
+  if (ip >= kCodeBase && ip <= CodeAddress(code_size_) - 4) {
+    r.readable = true;
+    if ((ip - kCodeBase) % kInstrBytes == 0) {
+      const Instr& in = code_[(ip - kCodeBase) / kInstrBytes];
+      if (in.op == Op::kSig) {
+        r.is_signature_word = true;
+        r.value = static_cast<uint32_t>(in.imm);
       }
     }
+    return r;
   }
-  if (segv != nullptr) {
-    std::string reason = std::string("rseq: ") + segv;
-    if (!why.empty()) reason += " (" + why + ")";
-    reason += signal_delivery ? " while delivering a signal" : "";
-    Kill(kSigSegv, reason, t);
+  if (MemOk(ip, 4)) {
+    r.readable = true;
+    r.is_signature_word = true;
+    r.value = static_cast<uint32_t>(Load(ip, 4));
+  }
+  return r;
+}
+
+uint64_t Machine::UserIp(int t) const {
+  const Context& c = threads_[t].cur();
+  return c.pc == kNativePc ? kNativeIp : CodeAddress(c.pc);
+}
+
+bool Machine::AbortTo(int t, uint64_t abort_ip, uint64_t cs) {
+  SimThread& th = threads_[t];
+  Context& c = th.cur();
+  Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
+  ++out_->threads[t].aborts;
+  const bool instruction =
+      abort_ip >= kCodeBase && abort_ip < CodeAddress(code_size_) && (abort_ip - kCodeBase) % kInstrBytes == 0;
+  const uint32_t to = instruction ? static_cast<uint32_t>((abort_ip - kCodeBase) / kInstrBytes) : c.pc;
+  if (record_ || acc_) {
+    const int d = (cs - desc_base_) % kRseqCsBytes == 0 && cs >= desc_base_ && cs < area_base_
+                      ? static_cast<int>((cs - desc_base_) / kRseqCsBytes)
+                      : -1;
+    if (record_) Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
+    if (acc_) LogAccess(AccessKind::kAbort, t, c.pc, to, static_cast<uint64_t>(static_cast<int64_t>(d)));
+  }
+  if (!instruction) {
+    // The kernel sets the IP without looking at what is there; the return to
+    // user space then fetches from it: a page fault on an unmapped or
+    // non-executable address, or an instruction decoded from its middle.
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(abort_ip));
+    ForceSigsegv(t, std::string("rseq abort to abort_ip ") + buf +
+                        ", which is not the start of an instruction of the program: the instruction fetch there faults");
     return false;
   }
-  UpdateIds(t);
+  c.pc = to;
   return true;
 }
+
+void Machine::RecordLazyClear(int t) {
+  const SimThread& th = threads_[t];
+  if (record_) Record(TraceKind::kLazyClear, th.cpu, t, th.cur().pc, 0, -1);
+  if (acc_) LogAccess(AccessKind::kClear, t, th.cur().pc, th.cur().pc);
+}
+
+void Machine::LogKernelClear(int t) {
+  if (acc_) LogAccess(AccessKind::kClear, t, threads_[t].cur().pc, threads_[t].cur().pc);
+}
+
+void Machine::ForceSigsegv(int t, const std::string& reason) { Kill(kSigSegv, reason, t); }
 
 void Machine::Kill(int signo, const std::string& reason, int t) {
   if (finished_) return;
@@ -1013,7 +978,7 @@ bool Machine::ForceSigsegv(int t, const std::string& reason) {
   case Op::kBltu: if (static_cast<uint64_t>(r[in.rs]) < static_cast<uint64_t>(b)) next = in.target; break;       \
   case Op::kBgeu: if (static_cast<uint64_t>(r[in.rs]) >= static_cast<uint64_t>(b)) next = in.target; break;      \
   case Op::kJmp: next = in.target; break;                                                                        \
-  case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(th.rseq_area); break;                                      \
+  case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(AreaAddress(t)); break;                                    \
   case Op::kSig:                                                                                                 \
   case Op::kFence:                                                                                               \
   case Op::kNop: break;
@@ -1341,8 +1306,8 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         // cpumask_any_and_distribute()).
         const int from = th.cpu;
         const int to = std::countr_zero(mask);
-        th.event_mask |= kEventPreempt | kEventMigrate;
-        th.notify_resume = true;
+        abi_->RseqPreempt(*this, t);
+        abi_->RseqMigrate(*this, t);
         cid_used_ &= ~(1ull << th.mm_cid);
         if (record_) Record(TraceKind::kMigrate, from, t, c.pc, to);
         PickNext(from, -1);
@@ -1380,8 +1345,8 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
     case Op::kMembarrierRseq: {
       // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (rule 24), as
       // membarrier_private_expedited() (kernel/sched/membarrier.c): nothing
-      // when the process has one live thread (mm_users == 1) or one CPU is
-      // online; a CPU number that is not online is a silent no-op (returns 0);
+      // when the process has one live thread (mm_users == 1) or the machine
+      // has one CPU online (num_online_cpus() == 1, see below); a CPU number that is not online is a silent no-op (returns 0);
       // a negative one means all CPUs. IPIs go to every CPU (or the given one)
       // running a thread of the process; targeting all CPUs skips the caller,
       // naming its own CPU interrupts it too.
@@ -1389,7 +1354,11 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       if (target_cpu < 0) target_cpu = -1;
       // mm_users reads every thread's liveness.
       for (int u = 0; u < num_threads(); ++u) TouchThread(u);
-      if (live_threads_ == 1 || num_cpus_ == 1 || target_cpu >= num_cpus_) break;
+      // num_online_cpus() is the machine's, not the scenario's: a scenario's
+      // CPUs are those its threads may run on, of a machine with more online
+      // (every machine rseqmc cross-checks on has >= 2), so only mm_users
+      // takes the shortcut.
+      if (live_threads_ == 1 || target_cpu >= num_cpus_) break;
       for (int cpu = 0; cpu < num_cpus_; ++cpu) {
         if (target_cpu >= 0 && cpu != target_cpu) continue;
         TouchCpu(cpu);
@@ -1397,55 +1366,19 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         if (victim < 0 || (victim == t && target_cpu < 0)) continue;
         if (record_) Record(TraceKind::kIpi, cpu, victim, threads_[victim].cur().pc);
         TouchThread(victim);
-        threads_[victim].event_mask |= kEventPreempt;
-        threads_[victim].notify_resume = true;
+        // smp_call_function_many/single(): an IPI interrupts the victim's user
+        // mode; on the caller's own CPU the function runs in its syscall.
+        if (victim != t) abi_->IrqEntryFromUser(*this, victim);
+        abi_->IpiRseq(*this, victim);
       }
       break;
     }
-    case Op::kRseqRegister: {
-      // Rule 1: one registration per thread (same args: EBUSY; other sig: EPERM).
-      const uint32_t sig = static_cast<uint32_t>(in.imm);
-      if (th.rseq_area != 0) {
-        ret = th.rseq_sig == sig ? kEbusy : kEperm;
-        break;
-      }
-      th.rseq_area = AreaAddress(t);
-      TouchMem(th.rseq_area, kRseqAreaBytes, true);
-      th.rseq_len = kRseqAreaBytes;
-      th.rseq_sig = sig;
-      // Rule 3: a stale rseq_cs is cleared (6.15 and the 5.10+ stable fix);
-      // IDs hold current values before the syscall returns.
-      if (opt_.kernel.model != KernelModel::kLegacy418) {
-        Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
-        if (acc_) LogAccess(AccessKind::kClear, t, c.pc, c.pc);
-      }
-      th.notify_resume = true;
+    case Op::kRseqRegister:
+      ret = abi_->SysRseqRegister(*this, t, static_cast<uint32_t>(in.imm));
       break;
-    }
-    case Op::kRseqUnregister: {
-      // Rule 4: must match (EINVAL / EPERM); resets the IDs.
-      const uint32_t sig = static_cast<uint32_t>(in.imm);
-      if (th.rseq_area == 0) {
-        ret = kEinval;
-        break;
-      }
-      if (th.rseq_sig != sig) {
-        ret = kEperm;
-        break;
-      }
-      TouchMem(th.rseq_area, kRseqAreaBytes, true);
-      // rseq_reset_rseq_cpu_id(): 4.18 resets the two CPU fields only.
-      Store(th.rseq_area + kRseqOffCpuIdStart, 0, 4);
-      Store(th.rseq_area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
-      if (opt_.kernel.model != KernelModel::kLegacy418) {
-        Store(th.rseq_area + kRseqOffNodeId, 0, 4);
-        Store(th.rseq_area + kRseqOffMmCid, 0, 4);
-      }
-      th.rseq_area = 0;
-      th.rseq_len = 0;
-      th.rseq_sig = 0;
+    case Op::kRseqUnregister:
+      ret = abi_->SysRseqUnregister(*this, t, static_cast<uint32_t>(in.imm));
       break;
-    }
     default:
       break;
   }
@@ -1495,7 +1428,9 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
                 static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
                 static_cast<uint64_t>(th.depth) << 32 |
                 static_cast<uint64_t>(mm_cid ? static_cast<uint32_t>(th.mm_cid) : 0u) << 40);
-    w.push_back(th.affinity);
+    w.push_back(th.affinity ^ (static_cast<uint64_t>(static_cast<uint32_t>(th.rseq_ids_cpu)) |
+                               static_cast<uint64_t>(static_cast<uint32_t>(mm_cid ? th.rseq_ids_mm_cid : 0)) << 32));
+    w.push_back(static_cast<uint64_t>(th.rseq_sched_switch) | static_cast<uint64_t>(th.rseq_user_irq) << 1);
     w.push_back(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
     w.push_back(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
     if (th.state == ThreadState::kBlocked) {

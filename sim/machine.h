@@ -21,6 +21,7 @@
 
 #include "sim/footprint.h"
 #include "sim/ir.h"
+#include "sim/kernel/abi.h"
 #include "sim/kernel_model.h"
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
@@ -69,7 +70,13 @@ struct SimThread {
   uint64_t rseq_area = 0;
   uint32_t rseq_len = 0;
   uint32_t rseq_sig = 0;
-  uint8_t event_mask = 0;       // task->rseq_event_mask (legacy)
+  uint8_t event_mask = 0;       // task->rseq_event_mask (legacy ABIs)
+  // 6.19 (sim/kernel/abi_6_19.cc): task->rseq.event.sched_switch / user_irq,
+  // and the IDs last written to the area (task->rseq.ids; cpu -1 = none yet).
+  bool rseq_sched_switch = false;
+  bool rseq_user_irq = false;
+  int32_t rseq_ids_cpu = -1;
+  int32_t rseq_ids_mm_cid = -1;
   bool notify_resume = false;   // TIF_NOTIFY_RESUME: evaluate rseq before user code runs
   bool chosen = false;          // its fiber was started by a boundary that already chose it
   int32_t mm_cid = -1;
@@ -176,6 +183,52 @@ class Machine {
   // Meaningful only for scenarios whose threads are all IR.
   std::pair<uint64_t, uint64_t> StateHash(bool mm_cid = true, uint32_t event_kinds = ~0u) const;
 
+  // ---- kernel primitives, for the ABI modules (sim/kernel/) only ----
+  // The ABI of this run.
+  const KernelAbi& abi() const { return *abi_; }
+  SimThread& kthread(int t) { return threads_[t]; }
+  // User memory as the kernel's get_user/put_user see it: readable if mapped
+  // (data memory); loads and stores are recorded in the footprint.
+  bool UserReadable(uint64_t addr, int bytes) const { return MemOk(addr, bytes); }
+  uint64_t UserLoad(uint64_t addr, int bytes) {
+    TouchMem(addr, bytes, false);
+    return Load(addr, bytes);
+  }
+  void UserStore(uint64_t addr, uint64_t v, int bytes) {
+    TouchMem(addr, bytes, true);
+    Store(addr, v, bytes);
+  }
+  // Records a kernel access to user memory in the footprint only.
+  void TouchUser(uint64_t addr, int bytes, bool write) { TouchMem(addr, bytes, write); }
+  // What get_user() reads for the 4 bytes at `ip` (the signature before
+  // abort_ip): a data word, a `sig` instruction's word, or - for any other
+  // instruction and for an address inside an instruction - a word that is
+  // no signature (the IR has no byte encoding; a real instruction's bytes
+  // there are not the registered signature). Unreadable: EFAULT.
+  struct CodeWordRead {
+    bool readable = false;
+    bool is_signature_word = false;  // value is meaningful
+    uint32_t value = 0;
+  };
+  CodeWordRead ReadSignatureWord(uint64_t ip) const;
+  // The user IP of thread t's running context.
+  uint64_t UserIp(int t) const;
+  // rseq_ip_fixup()'s abort: instruction_pointer_set(regs, abort_ip) for t
+  // (whose rseq_cs was `cs`). An abort_ip that is not an instruction of the
+  // program faults on the instruction fetch when t returns to user space:
+  // SIGSEGV (returns false).
+  bool AbortTo(int t, uint64_t abort_ip, uint64_t cs);
+  // clear_rseq_cs() outside the section (recorded).
+  void RecordLazyClear(int t);
+  // force_sig(SIGSEGV) / force_sigsegv() for thread t with `reason`: the one
+  // place where the ABI makes a thread take SIGSEGV.
+  void ForceSigsegv(int t, const std::string& reason);
+  // Writes thread t's current CPU (and, if node_and_mm_cid, node and mm_cid)
+  // into its area: rseq_update_cpu_node_id() / rseq_set_ids().
+  void WriteIds(int t, bool node_and_mm_cid);
+  // Appends to the access log a clear of rseq_cs by the kernel (registration).
+  void LogKernelClear(int t);
+
   // ---- driving (Simulator only) ----
   void Reset(Scheduler* scheduler, ExecutionResult* out);
   // Runs thread `t`'s body on the current fiber until the execution ends or the
@@ -232,9 +285,6 @@ class Machine {
   // Exit-to-user work for thread t (rule §7.12): signal frames (each preceded by
   // the rseq fixup), then the notify-resume rseq evaluation and ID update.
   void ReturnToUser(int t);
-  // __rseq_handle_notify_resume: evaluate rseq_cs (validate, abort or lazy-clear)
-  // then write the IDs. Returns false if the process was killed.
-  bool RseqNotifyResume(int t, bool signal_delivery);
   bool DeliverSignal(int t, int signo);
   void Kill(int signo, const std::string& reason, int t);
   void FailAssert(int t, uint32_t pc, const std::string& msg);
@@ -284,7 +334,6 @@ class Machine {
   bool ForceSigsegv(int t, const std::string& reason);
   // Sets mm_cid_loaded_ if [addr, addr+bytes) overlaps an mm_cid field.
   void NoteAreaRead(uint64_t addr, int bytes);
-  void UpdateIds(int t);
   void AssignMmCid(int t);
   void TouchThread(int t) {
     if (fp_on_) fp_.threads |= 1ull << (t & 63);
@@ -308,7 +357,6 @@ class Machine {
     return v;
   }
   void Store(uint64_t addr, uint64_t v, int bytes) { std::memcpy(mem_ + (addr - kDataBase), &v, bytes); }
-  uint32_t CodeWord(uint64_t ip) const;  // the 4 bytes at code address ip (signature check)
 
   // ---- threads that block (sim/blocking.cc) ----
   // FUTEX_WAIT (kernel/futex/waitwake.c futex_wait_setup, futex_wait): the
@@ -339,6 +387,7 @@ class Machine {
 
   const Scenario& s_;
   const RunOptions& opt_;
+  const KernelAbi* abi_;
   const Instr* code_;
   uint32_t code_size_;
   int num_cpus_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/ir.h"
+#include "sim/kernel_model.h"
 
 namespace rseqmc {
 
@@ -130,7 +131,15 @@ struct Scenario {
   std::vector<ThreadSpec> threads;
   std::vector<SignalSpec> signals;
   std::vector<Property> properties;
+  // The verdict expected under every kernel ABI that expected_on does not
+  // name (`expect VERDICT`), and per ABI (`expect VERDICT on KERNEL`).
   Verdict expected = Verdict::kPass;
+  struct KernelExpectation {
+    KernelModel kernel;
+    Verdict verdict;
+    friend bool operator==(const KernelExpectation&, const KernelExpectation&) = default;
+  };
+  std::vector<KernelExpectation> expected_on;
   // Symbols an aborted attempt may write (speculative slots, per-thread scratch);
   // used by the checker's commit-serialisability oracle.
   std::vector<std::string> scratch;
@@ -138,11 +147,18 @@ struct Scenario {
   const SignalSpec* FindSignal(int signo) const;
   int FindThread(const std::string& name) const;
   int FindConstant(const std::string& name) const;
+  // The verdict expected under kernel ABI k.
+  Verdict ExpectedOn(KernelModel k) const {
+    for (const KernelExpectation& e : expected_on) {
+      if (e.kernel == k) return e.verdict;
+    }
+    return expected;
+  }
   friend bool operator==(const Scenario& a, const Scenario& b) {
     return a.name == b.name && a.description == b.description && a.num_cpus == b.num_cpus &&
            a.num_nodes == b.num_nodes && a.constants == b.constants && a.program == b.program &&
            a.threads == b.threads && a.signals == b.signals && a.properties == b.properties &&
-           a.expected == b.expected && a.scratch == b.scratch;
+           a.expected == b.expected && a.expected_on == b.expected_on && a.scratch == b.scratch;
   }
 };
 

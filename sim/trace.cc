@@ -558,7 +558,7 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
   out += "\nverdict: ";
   out += r.verdict == Verdict::kPass ? std::string("PASS") : "FAIL (" + std::string(VerdictName(r.verdict)) + ")";
   if (!r.message.empty()) out += ": " + r.message;
-  out += "   [scenario expects: " + ExpectedText(s.expected) + "]\n";
+  out += "   [scenario expects: " + ExpectedText(s.ExpectedOn(r.schedule.kernel)) + "]\n";
   return out;
 }
 

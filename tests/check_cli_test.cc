@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "scenarios/builtin.h"
+#include "sim/kernel/abi.h"
 #include "tests/cli_runner.h"
 #include "tests/json_check.h"
 
@@ -309,10 +310,12 @@ TEST(CheckCliTest, JsonHasOneValidObjectPerScenarioWithTheDocumentedKeys) {
   EXPECT_EQ(JsonField(lines[1], "as_expected"), "true");
   EXPECT_EQ(JsonField(lines[2], "expected"), "pass");
   EXPECT_EQ(JsonField(lines[2], "as_expected"), "false");
-  // The built-in run in JSON: one object per built-in scenario.
+  // The built-in run in JSON: one object per built-in scenario and kernel ABI.
   CliResult all = RunCli({"check", "--json", "--max-events", "0"});
   EXPECT_EQ(all.code, 1) << "planted bugs need an event\n" << all.out << all.err;
-  EXPECT_EQ(Lines(all.out).size(), BuiltinScenarios().size()) << all.out;
+  EXPECT_EQ(Lines(all.out).size(), BuiltinScenarios().size() * AllAbis().size()) << all.out;
+  CliResult one = RunCli({"check", "--json", "--max-events", "0", "--kernel", "6.19"});
+  EXPECT_EQ(Lines(one.out).size(), BuiltinScenarios().size()) << one.out;
 }
 
 // The round trip that can never be skipped: check finds a bug, prints a

@@ -891,6 +891,54 @@ TEST(Crosscheck, MoreThanSixtyFourObservationsAgree) {
   EXPECT_EQ(real.threads[0].observed[199].second, 199);
 }
 
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) naming the caller's own
+// CPU, in a 1-CPU scenario with a second live thread: the kernel's one-CPU
+// shortcut is num_online_cpus() of the machine (kernel/sched/membarrier.c
+// membarrier_private_expedited()), not the scenario's CPUs, so the caller
+// takes ipi_rseq() itself and its cpu_id_start, overwritten by user space
+// just before, is rewritten on the syscall's exit (6.0-6.18). rseqmc used to
+// take the shortcut on the scenario's CPU count and kept the user's value.
+constexpr char kMembarrierOwnCpu[] = R"(
+scenario membarrier_own_cpu
+cpus 1
+func main
+  rseq_addr r2
+  li r3, 0x1234
+  st32 [r2], r3
+  membarrier_rseq 0
+  ld32 r4, [r2]
+  li r5, 0
+  bne r4, r3, rewritten
+  li r5, 1
+rewritten:
+  observe kept, r5
+  li r0, 0
+  ret
+end
+func other
+  li r0, 0
+  ret
+end
+thread t entry main cpu 0
+thread u entry other cpu 0
+expect pass
+)";
+
+TEST(Crosscheck, MembarrierOnItsOwnCpuRewritesTheIdsOfAOneCpuScenario) {
+  Scenario s = ParseScenario(kMembarrierOwnCpu, "membarrier_own_cpu.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  const DefaultRun run = RunDefault(s);
+  ASSERT_TRUE(run.real.completed()) << run.real.harness_error;
+  ASSERT_EQ(run.real.threads[0].observed.size(), 1u);
+  EXPECT_EQ(run.real.threads[0].observed[0].second, 0) << "the kernel kept the user's cpu_id_start";
+  ASSERT_EQ(run.sim.threads[0].observed.size(), 1u);
+  EXPECT_EQ(run.sim.threads[0].observed[0].second, 0) << "rseqmc kept the user's cpu_id_start";
+  CrosscheckOptions o;
+  o.samples = 5;
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary);
+}
+
 // Past the harness's capacity the run is a harness limit, with the stored
 // prefix kept, not a difference in observations.
 TEST(Crosscheck, ObservationsPastTheCapacityAreAHarnessLimit) {
