@@ -937,11 +937,11 @@ void Machine::NoteAreaRead(uint64_t addr, int bytes) {
 bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
-  return ForceSigsegv(t, "invalid memory access at " + std::string(buf) + " by " + s_.threads[t].name + " at " +
+  return ForceSigFault(t, "invalid memory access at " + std::string(buf) + " by " + s_.threads[t].name + " at " +
                              (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc)));
 }
 
-bool Machine::ForceSigsegv(int t, const std::string& reason) {
+bool Machine::ForceSigFault(int t, const std::string& reason) {
   SimThread& th = threads_[t];
   const uint32_t h = signal_handler_[kSigSegv];
   if (h == 0 || h == ~0u || ((th.blocked >> kSigSegv) & 1) || th.depth >= kMaxSignalDepth || th.native) {

@@ -331,7 +331,7 @@ class Machine {
   // frame saves the faulting instruction, which runs again after sigreturn);
   // blocked, ignored, without a handler or with no frame left: the process is
   // killed. Returns false if it was killed.
-  bool ForceSigsegv(int t, const std::string& reason);
+  bool ForceSigFault(int t, const std::string& reason);
   // Sets mm_cid_loaded_ if [addr, addr+bytes) overlaps an mm_cid field.
   void NoteAreaRead(uint64_t addr, int bytes);
   void AssignMmCid(int t);

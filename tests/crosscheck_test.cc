@@ -421,6 +421,11 @@ TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
     o.samples = 40;
 #endif
     CrosscheckReport r = Crosscheck(s, o);
+    if (b.name == "tcmalloc_cached_slabs") {
+      // Keeps its own data in cpu_id_start: the tracer's stops rewrite it.
+      EXPECT_NE(r.skipped.find("takes its struct rseq's address"), std::string::npos) << r.skipped;
+      continue;
+    }
     EXPECT_EQ(r.skipped, "") << b.name;
     EXPECT_EQ(r.disagreements, 0u) << b.name << ": " << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
 #if !defined(__SANITIZE_ADDRESS__)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/counterexample.h"
 #include "model/explorer.h"
 #include "sim/diag.h"
 #include "sim/ir.h"
