@@ -10,10 +10,11 @@
 #   2. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer, ctest;
 #   3. the parser fuzzer for RSEQMC_FUZZ_SECONDS (default 30; 0 skips it), when
 #      clang and tools/fuzz-parser.sh exist;
-#   4. kernel/qemu/run: the patched kernel booted under QEMU (a cold kernel
-#      build is minutes, a cached one boots at once); RSEQMC_QEMU=0 skips it.
-#      Its exit 77 (QEMU or the kernel source cannot be installed) is a
-#      skip that the last line says, never a pass.
+#   4. with RSEQMC_QEMU=1 only: kernel/qemu/run, the patched kernel booted
+#      under QEMU (a cold kernel build is minutes, a cached one boots at once).
+#      Off by default until a whole run of it has been shown to pass within
+#      CI's budget (issue 11 is open). Its exit 77 (QEMU or the kernel source
+#      cannot be installed) is a skip that the last line says, never a pass.
 # Exits non-zero on the first failure. Run from anywhere; works on the repo root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,7 @@ if [[ "$fuzz_seconds" -gt 0 ]] && command -v clang++ >/dev/null 2>&1 && [[ -x to
   tools/fuzz-parser.sh "$fuzz_seconds"
 fi
 qemu_note=""
-if [[ "${RSEQMC_QEMU:-1}" != 0 ]]; then
+if [[ "${RSEQMC_QEMU:-0}" != 0 ]]; then
   echo "== kernel/qemu/run (patched kernel under QEMU)"
   qemu_rc=0
   kernel/qemu/run || qemu_rc=$?
@@ -52,6 +53,6 @@ if [[ "${RSEQMC_QEMU:-1}" != 0 ]]; then
     exit "$qemu_rc"
   fi
 else
-  qemu_note=" (QEMU stage not run: RSEQMC_QEMU=0)"
+  qemu_note=" (QEMU stage not run: RSEQMC_QEMU=1 runs it)"
 fi
 echo "== all tests passed${qemu_note}"

@@ -244,23 +244,28 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
       ++rep.agreements;
       return;
     }
-    // Re-run once: a preemption by another process is an event the schedule
-    // does not have. A difference that does not repeat is reported as flaky,
-    // not counted as an agreement.
-    RealResult again = RunPlan(jit, plan, to);
-    if (Stopped(stop)) {
-      --rep.compared;
-      return;
-    }
-    ++real_runs;
-    if (NoteHarnessTrouble(again, EncodeSchedule(s, r.schedule), rep)) {
-      --rep.compared;  // the difference could not be confirmed or refuted
-      return;
-    }
-    if (CompareRuns(s, r, plan, again).empty()) {
-      ++rep.flaky;
-      if (rep.flaky_details.size() < 5) rep.flaky_details.push_back(EncodeSchedule(s, r.schedule) + ": " + diff);
-      return;
+    // Re-run (up to kConfirmRuns times): a preemption by another process is
+    // an event the schedule does not have, and under load it can hit the
+    // same section twice in a row. A wrong model differs on every run; a
+    // difference that goes away once is reported as flaky, not counted as
+    // an agreement.
+    constexpr int kConfirmRuns = 3;
+    for (int attempt = 0; attempt < kConfirmRuns; ++attempt) {
+      RealResult again = RunPlan(jit, plan, to);
+      if (Stopped(stop)) {
+        --rep.compared;
+        return;
+      }
+      ++real_runs;
+      if (NoteHarnessTrouble(again, EncodeSchedule(s, r.schedule), rep)) {
+        --rep.compared;  // the difference could not be confirmed or refuted
+        return;
+      }
+      if (CompareRuns(s, r, plan, again).empty()) {
+        ++rep.flaky;
+        if (rep.flaky_details.size() < 5) rep.flaky_details.push_back(EncodeSchedule(s, r.schedule) + ": " + diff);
+        return;
+      }
     }
     ++rep.disagreements;
     if (rep.details.size() < o.max_details) {
