@@ -136,7 +136,13 @@ TEST_P(MinimizeBuggyTest, MinimizeEventsReachesAndProvesTheGoldenCount) {
     const Schedule min = MinimizeEvents(s, f.schedule, f.verdict, search, &st);
     EXPECT_TRUE(st.reproduced);
     EXPECT_TRUE(st.fewest_events_proven);
-    EXPECT_GT(st.search_executions, 0u);
+    // Fewer events than one is nothing to search for: a failure found by the
+    // CPUs' interleaving alone (abba_deadlock) is minimal as it stands.
+    if (golden.events > 0) {
+      EXPECT_GT(st.search_executions, 0u);
+    } else {
+      EXPECT_EQ(st.search_executions, 0u);
+    }
     EXPECT_EQ(min.NumEvents(), golden.events) << EncodeSchedule(s, min);
     EXPECT_EQ(st.events_after, golden.events);
     EXPECT_EQ(Replay(s, {}, min).verdict, f.verdict);
