@@ -1339,6 +1339,17 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       }
       TouchThread(static_cast<int>(target));
       if (record_) Record(TraceKind::kSignal, threads_[target].cpu, static_cast<int>(target), threads_[target].cur().pc, in.aux);
+      if (in.aux == kSigKill) {
+        // complete_signal() (kernel/signal.c): SIGKILL starts a group exit
+        // when it is generated (SIGKILL queued to every thread, each woken),
+        // so no thread runs another user instruction: the sender dies on its
+        // way back from tgkill, whichever thread it named.
+        Kill(kSigKill,
+             "SIGKILL sent by " + s_.threads[t].name + " to " + s_.threads[target].name +
+                 ": the kernel kills the whole process at once (complete_signal(): group exit)",
+             t);
+        break;
+      }
       RaiseSignal(static_cast<int>(target), in.aux);
       break;
     }
@@ -1387,7 +1398,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
   // Syscall exit: exit-to-user work of the caller (signals sent to itself,
   // the evaluation after a yield/migration/IPI of its own CPU).
   const bool on_cpu = cpus_[th.cpu].running == t;
-  if (on_cpu && (th.notify_resume || (th.pending & ~th.blocked))) {
+  if (!finished_ && on_cpu && (th.notify_resume || (th.pending & ~th.blocked))) {
     ReturnToUser(t);
   }
   return !finished_;

@@ -29,6 +29,7 @@ inline constexpr int kMaxThreads = 1024;
 inline constexpr int kMaxExhaustiveThreads = 64;
 inline constexpr int kMaxSignal = 31;
 // Linux signal numbers used by the text format (x86-64).
+inline constexpr int kSigKill = 9;
 inline constexpr int kSigSegv = 11;
 inline constexpr int kSigUsr1 = 10;
 inline constexpr int kSigUsr2 = 12;

@@ -15,7 +15,6 @@ namespace {
 
 constexpr uint32_t kMaxArrayElements = 1u << 20;
 constexpr uint64_t kMaxDataBytes = 1ull << 28;  // all symbols together, all CPUs
-constexpr int kSigKill = 9;
 constexpr int kSigStop = 19;
 constexpr const char* kSigHint = "add `sig 0x53053053` right before the abort label, or mark the descriptor `unchecked`";
 

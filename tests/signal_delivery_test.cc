@@ -149,6 +149,43 @@ thread k entry kicker cpu 0
   EXPECT_EQ(r.threads[0].ret, -4);               // the futex wait was interrupted
 }
 
+// tgkill(SIGKILL) of another thread: the kernel's complete_signal() starts
+// the group exit when the signal is generated, so the sender never runs the
+// store after its tgkill (the simulator used to let it run on until the
+// victim next returned to user space). tests/crosscheck_test.cc
+// (Crosscheck.SigkillOfAnotherThreadKillsTheSenderToo) checks it on the kernel.
+constexpr char kSigkillOther[] = R"(scenario tgkill_sigkill
+cpus 2
+var after: u64 = 0
+func killer
+  tgkill v, SIGKILL
+  la    r1, after
+  li    r2, 1
+  st    [r1], r2
+  ret
+end
+func victim
+  li    r3, 0
+loop:
+  add   r3, r3, 1
+  bne   r3, 50, loop
+  ret
+end
+thread k entry killer cpu 0
+thread v entry victim cpu 1
+expect fail killed
+)";
+
+TEST(SignalDeliveryTest, SigkillOfAnotherThreadKillsTheWholeProcessAtOnce) {
+  const Scenario s = ParseScenario(kSigkillOther, "tgkill_sigkill.rsq");
+  const ExecutionResult r = RunPlainSchedule(s);
+  EXPECT_EQ(r.verdict, Verdict::kKilled) << r.message;
+  EXPECT_NE(r.message.find("SIGKILL sent by k to v"), std::string::npos) << r.message;
+  EXPECT_EQ(SymbolValue(s, r, "after"), 0u);
+  EXPECT_FALSE(r.threads[0].exited);
+  EXPECT_FALSE(r.threads[1].exited);
+}
+
 // README "Memory": a store past the end of a symbol overwrites the next
 // symbol (flat memory, as in a real process); a store past the end of the
 // data image faults.

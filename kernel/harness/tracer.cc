@@ -184,6 +184,8 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
       case TraceKind::kSignal:
       case TraceKind::kIpi:
       case TraceKind::kYield: {
+        // tgkill(SIGKILL) ends the process in the sender's run (kKill below).
+        if (e.kind == TraceKind::kSignal && e.a == SIGKILL) break;
         const bool injected_event = inj.count(i) != 0;
         if (injected_event) ++plan.events;
         if (e.thread < 0) break;  // IPI of an idle CPU: nothing to do
@@ -241,7 +243,15 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
         // The kernel kills the process when this thread next returns to user
         // space (rseq validation), or its next instruction faults or fails
         // an assert: resume it for that instruction and expect the end.
-        if (e.thread >= 0) {
+        if (e.thread >= 0 && open && run.thread == e.thread && !plan.pcs[e.thread].empty() &&
+            s.program.code[plan.pcs[e.thread].back()].op == Op::kTgkill &&
+            s.program.code[plan.pcs[e.thread].back()].aux == SIGKILL) {
+          // tgkill(SIGKILL): the process dies inside the sender's run, in
+          // its tgkill (complete_signal()'s group exit).
+          plan.kill_thread = e.thread;
+          run.next_pc = kExpectDeath;
+          flush();
+        } else if (e.thread >= 0) {
           plan.kill_thread = e.thread;
           plan.kill_pc = e.pc;
           flush();
