@@ -58,6 +58,7 @@ ElfObject ElfObject::Open(const std::string& path) {
     throw fail("ELF type " + std::to_string(eh.e_type) + " is not an object, shared library or executable");
   }
   o.relocatable_ = eh.e_type == ET_REL;
+  o.fixed_address_ = eh.e_type == ET_EXEC;
   size_t shstrndx = 0;
   if (elf_getshdrstrndx(h.elf, &shstrndx) != 0) throw fail("no section name table");
 
@@ -219,6 +220,37 @@ std::optional<uint64_t> ElfObject::PcRelTarget(uint64_t field, uint64_t next_ip,
     return std::nullopt;
   }
   return *r.symbol_address + static_cast<uint64_t>(r.addend) + (next_ip - field);
+}
+
+std::vector<uint8_t> ElfObject::RelocatedBytes(const Section& s, uint64_t bias,
+                                               std::vector<uint64_t>* unrelocated) const {
+  std::vector<uint8_t> out = s.bytes;
+  const uint64_t end = s.address + s.bytes.size();
+  for (auto it = relocs_.lower_bound(s.address); it != relocs_.end() && it->first < end; ++it) {
+    const uint64_t field = it->first;
+    const Reloc& r = it->second;
+    const bool pc32 = r.type == R_X86_64_PC32 || r.type == R_X86_64_PLT32;
+    const bool abs64 = r.type == R_X86_64_64 || r.type == R_X86_64_RELATIVE;
+    const int width = pc32 ? 4 : 8;
+    if ((!pc32 && !abs64) || !r.symbol_address || field + width > end) {
+      unrelocated->push_back(field);
+      continue;
+    }
+    uint8_t* at = out.data() + (field - s.address);
+    if (pc32) {
+      const int64_t v = static_cast<int64_t>(*r.symbol_address + static_cast<uint64_t>(r.addend) - field);
+      if (v != static_cast<int32_t>(v)) {
+        throw ImportError(path_ + ": the PC-relative relocation at " + Describe(field) +
+                          " does not fit in 32 bits once the sections are laid out; report this file");
+      }
+      const int32_t v32 = static_cast<int32_t>(v);
+      std::memcpy(at, &v32, 4);
+    } else {
+      const uint64_t v = *r.symbol_address + static_cast<uint64_t>(r.addend) + bias;
+      std::memcpy(at, &v, 8);
+    }
+  }
+  return out;
 }
 
 void ElfObject::ReadDescriptors() {

@@ -70,6 +70,9 @@ class ElfObject {
 
   const std::string& path() const { return path_; }
   bool relocatable() const { return relocatable_; }
+  // True for an executable linked at a fixed address (ET_EXEC): its code
+  // and descriptors can only run at their link addresses (load bias 0).
+  bool fixed_address() const { return fixed_address_; }
   const std::vector<Section>& sections() const { return sections_; }
   const std::vector<FunctionSymbol>& functions() const { return functions_; }
   const std::vector<RseqCsEntry>& descriptors() const { return descriptors_; }
@@ -92,6 +95,17 @@ class ElfObject {
   std::optional<uint64_t> PcRelTarget(uint64_t field, uint64_t next_ip, int64_t encoded,
                                       std::string* undefined) const;
 
+  // The bytes of section `s` as a loader would place them at run address
+  // flat address + `bias` (the original-bytes cross-check maps them there):
+  // R_X86_64_PC32/PLT32 fields get S + A - P (flat addresses: the bias
+  // cancels), R_X86_64_64 fields S + A + bias, R_X86_64_RELATIVE ones
+  // A + bias (System V x86-64 psABI §4.4). A field whose relocation names an
+  // undefined symbol or has another type keeps the file's bytes and its flat
+  // address is appended to `unrelocated` (an error only if code that runs
+  // contains it). Throws ImportError when a PC-relative value does not fit
+  // in 32 bits.
+  std::vector<uint8_t> RelocatedBytes(const Section& s, uint64_t bias, std::vector<uint64_t>* unrelocated) const;
+
  private:
   struct Reloc {
     uint32_t type = 0;
@@ -106,6 +120,7 @@ class ElfObject {
 
   std::string path_;
   bool relocatable_ = false;
+  bool fixed_address_ = false;
   std::vector<Section> sections_;
   std::vector<FunctionSymbol> functions_;
   std::vector<RseqCsEntry> descriptors_;

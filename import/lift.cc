@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -144,6 +145,7 @@ class Lifter {
   void EmitCompare(const Decoded& d);
   void EmitJcc(const Decoded& d);
   void EmitAtomic(const Decoded& d);
+  void EmitOffByOne(const Decoded& d);
   void EmitArm(const Decoded& d, const Mem& m);
   // Operand access.
   int Reg(const Decoded& d, ZydisRegister r) const;
@@ -325,6 +327,7 @@ void Lifter::PickTemps() {
                       " uses 14 or more registers; the lifter needs 3 unused ones as temporaries. "
                       "Split the function or lower its register pressure");
   }
+  out_.uses_callee_saved = used[3] || used[5] || used[12] || used[13] || used[14] || used[15];
   t_ = free[0];
   fa_ = free[1];
   fb_reg_ = free[2];
@@ -403,12 +406,15 @@ const std::string& Lifter::LabelAt(const Decoded& d, uint64_t a) const {
 ImportedFunction Lifter::Run(std::vector<std::string>* callees) {
   callees_ = callees;
   out_.name = fn_.name;
+  out_.entry = fn_.address;
+  const char* mislift = std::getenv(kMisliftEnv);
   std::vector<uint64_t> roots = {fn_.address};
   std::vector<const RseqCsEntry*> mine;
   for (const RseqCsEntry& e : obj_.descriptors()) {
     if (e.start_ip >= fn_.address && e.start_ip < fn_.address + fn_.size) {
       mine.push_back(&e);
       roots.push_back(e.abort_ip);
+      out_.abort_ips.push_back(e.abort_ip);
     }
   }
   Explore(roots);
@@ -429,6 +435,7 @@ ImportedFunction Lifter::Run(std::vector<std::string>* callees) {
     if (d->merge) desc_reg_ = -1;
     const int desc_before = desc_reg_;
     Emit(*d);
+    if (mislift != nullptr && n.where == mislift) EmitOffByOne(*d);
     // Any other write of the register forgets the descriptor address.
     if (desc_reg_ == desc_before && desc_reg_ >= 0 && d->ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
         (d->ops[0].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
@@ -764,6 +771,21 @@ void Lifter::EmitArm(const Decoded& d, const Mem& m) {
   B().RseqArm(desc_name_);
 }
 
+// The test-only wrong lifting (kMisliftEnv): one more in the destination.
+void Lifter::EmitOffByOne(const Decoded& d) {
+  const ZydisDecodedOperand& dst = d.ops[0];
+  if (!(dst.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) return;
+  if (dst.type == ZYDIS_OPERAND_TYPE_REGISTER) {
+    const int r = Reg(d, dst.reg.value);
+    B().Add(r, r, Imm(1));
+  } else if (dst.type == ZYDIS_OPERAND_TYPE_MEMORY) {
+    const Mem m = MemOf(d, dst);
+    B().Ld(t_, m);
+    B().Add(t_, t_, Imm(1));
+    B().St(m, t_);
+  }
+}
+
 void Lifter::EmitAtomic(const Decoded& d) {
   const ZydisMnemonic m = d.in.mnemonic;
   const int w = Width(d);
@@ -819,6 +841,7 @@ std::string NativeInstr::Listing() const {
 std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::vector<std::string>& names,
                                               ScenarioBuilder& b, SourceLoc at) {
   std::vector<ImportedFunction> out;
+  std::shared_ptr<const ElfObject> shared;  // one copy for the original-bytes image
   std::vector<std::string> todo(names.rbegin(), names.rend());
   std::set<std::string> done;
   while (!todo.empty()) {
@@ -836,10 +859,57 @@ std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::v
     FunctionBuilder& fb = b.Func(name, at);
     fb.At(at);
     out.push_back(Lifter(obj, *fn, fb).Run(&callees));
+    if (!shared) shared = std::make_shared<const ElfObject>(obj);
+    out.back().object = shared;
     for (auto it = callees.rbegin(); it != callees.rend(); ++it) todo.push_back(*it);
   }
   return out;
 }
+
+namespace {
+
+// Scenario::original (sim/original_code.h) from the imported functions: each
+// file's executable sections and __rseq_cs, relocated for its load bias.
+void FillOriginalCode(const std::vector<ImportedFunction>& imported, Scenario& s) {
+  OriginalCode& oc = s.original;
+  oc = OriginalCode{};
+  std::map<const ElfObject*, uint64_t> bias_of;
+  std::map<const ElfObject*, std::vector<uint64_t>> unrelocated;
+  for (const ImportedFunction& f : imported) {
+    const ElfObject* obj = f.object.get();
+    if (obj == nullptr || bias_of.count(obj)) continue;
+    const uint64_t bias = obj->fixed_address() ? 0 : kOriginalLoadBias * (bias_of.size() + 1);
+    bias_of[obj] = bias;
+    for (const Section& sec : obj->sections()) {
+      if (!sec.executable && sec.name != "__rseq_cs") continue;
+      oc.segments.push_back({sec.name, sec.address + bias, obj->RelocatedBytes(sec, bias, &unrelocated[obj]),
+                             sec.executable});
+    }
+  }
+  const Program& p = s.program;
+  for (const ImportedFunction& f : imported) {
+    const int fi = p.FindFunction(f.name);
+    if (fi < 0 || f.object == nullptr) continue;
+    const uint64_t bias = bias_of.at(f.object.get());
+    const uint32_t first = p.functions[fi].first;
+    OriginalFunction of{static_cast<uint32_t>(fi), f.entry + bias, ""};
+    if (f.uses_callee_saved) {
+      of.not_runnable = "its machine code uses rbx, rbp or r12-r15, where the harness keeps its state";
+    }
+    for (const NativeInstr& n : f.code) {
+      oc.instr_address[first + n.first_ir] = n.address + bias;
+      for (uint64_t field : unrelocated.at(f.object.get())) {
+        if (field >= n.address && field < n.address + n.bytes.size() && of.not_runnable.empty()) {
+          of.not_runnable = "`" + n.text + "` at " + n.where + " has a relocation the harness does not apply";
+        }
+      }
+    }
+    for (uint64_t a : f.abort_ips) oc.abort_ips.push_back(a + bias);
+    oc.functions.push_back(std::move(of));
+  }
+}
+
+}  // namespace
 
 void FinishImport(const std::vector<ImportedFunction>& imported, Scenario& s) {
   if (imported.empty()) return;  // a scenario without imports keeps an empty origin
@@ -854,6 +924,7 @@ void FinishImport(const std::vector<ImportedFunction>& imported, Scenario& s) {
     }
     for (const NativeInstr& n : f.code) p.origin[first + n.first_ir] = n.Listing();
   }
+  FillOriginalCode(imported, s);
 }
 
 }  // namespace rseqmc::import

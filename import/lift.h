@@ -52,6 +52,7 @@
 #define RSEQMC_IMPORT_LIFT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@
 #include "sim/scenario.h"
 
 namespace rseqmc::import {
+
+// Load bias unit of the original-bytes cross-check: the k-th imported file's
+// sections run at flat address + kOriginalLoadBias * (k + 1), far from the
+// data symbols (kDataBase) and from each other (flat ranges are < 4 GiB).
+inline constexpr uint64_t kOriginalLoadBias = uint64_t{1} << 36;
 
 // One machine instruction of an imported function, as objdump -d shows it.
 struct NativeInstr {
@@ -81,7 +87,23 @@ struct ImportedFunction {
   // `li rd, 0` placeholders for `lea DESCRIPTOR(%rip), rd`: (local IR index,
   // descriptor name); FinishImport writes the descriptor's address.
   std::vector<std::pair<uint32_t, std::string>> descriptor_loads;
+  // For the original-bytes cross-check (Scenario::original, FinishImport):
+  std::shared_ptr<const ElfObject> object;  // the file it came from
+  uint64_t entry = 0;                       // flat address of its entry
+  std::vector<uint64_t> abort_ips;          // flat abort_ip of each of its descriptors
+  // Its machine code reads or writes rbx, rbp or r12-r15 (callee-saved in
+  // the System V ABI; the harness keeps its state there).
+  bool uses_callee_saved = false;
 };
+
+// Test-only hook (tests/import_test.cc): when the environment variable
+// RSEQMC_TEST_MISLIFT names a machine instruction as the listing does
+// (".text+0x1a" in a .o, "0x1139" otherwise), that instruction is lifted
+// wrongly on purpose: its destination (register or memory) gets one more
+// than the machine code writes. The simulator and the JIT of the lifted IR
+// then agree with each other, and only `rseqmc crosscheck --original-bytes`
+// (which runs the real instruction) can tell. Never set outside tests.
+inline constexpr const char* kMisliftEnv = "RSEQMC_TEST_MISLIFT";
 
 // Lifts the functions `names` of `obj` and every function they call into `b`
 // (one FunctionBuilder each, created with `at` as their source position).
@@ -91,7 +113,12 @@ std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::v
 
 // After ScenarioBuilder::Build(): writes the laid-out descriptor addresses
 // into the `lea` placeholders and each machine instruction's listing into
-// Program::origin, so timelines show the original instructions.
+// Program::origin, so timelines show the original instructions, and fills
+// Scenario::original (sim/original_code.h): each file's executable sections
+// and __rseq_cs relocated for a load bias of kOriginalLoadBias * (k + 1) for
+// the k-th file (0 for an ET_EXEC, which runs at its link addresses), and
+// the run address of every imported machine instruction. Throws ImportError
+// when a relocation does not fit.
 void FinishImport(const std::vector<ImportedFunction>& imported, Scenario& s);
 
 }  // namespace rseqmc::import

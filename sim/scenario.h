@@ -16,6 +16,7 @@
 
 #include "sim/ir.h"
 #include "sim/kernel_model.h"
+#include "sim/original_code.h"
 
 namespace rseqmc {
 
@@ -144,6 +145,10 @@ struct Scenario {
   // Symbols an aborted attempt may write (speculative slots, per-thread scratch);
   // used by the checker's commit-serialisability oracle.
   std::vector<std::string> scratch;
+  // The original machine code of imported functions (`import` statements),
+  // for `rseqmc crosscheck --original-bytes`; empty without imports. Not part
+  // of the scenario's identity (operator==): the IR is what is checked.
+  OriginalCode original;
 
   const SignalSpec* FindSignal(int signo) const;
   int FindThread(const std::string& name) const;

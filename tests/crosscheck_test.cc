@@ -1034,6 +1034,8 @@ TEST(CrosscheckCli, OutOfRangeNumbersExitTwoNamingTheFlag) {
       {{"--max-events", "4294967297"}, "--max-events needs an integer from 0 to 1000"},
       {{"--max-events", "0"}, "--max-events must be at least 1 in deterministic mode"},
       {{"--details", "4294967296"}, "--details needs an integer from 0 to 10000"},
+      {{"--mode", "stress", "--original-bytes"}, "--original-bytes needs --mode deterministic"},
+      {{"--mode", "outcomes", "--original-bytes"}, "--original-bytes needs --mode deterministic"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> args = {"crosscheck", "percpu_counter"};

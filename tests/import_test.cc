@@ -3,9 +3,19 @@
 // planted bug found in the compiled code, unsupported code refused with exit 2.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "import/lift.h"
+#include "kernel/harness/jit.h"
+#include "kernel/harness/tracer.h"
+#include "scenarios/parser.h"
+#include "sim/machine.h"
+#include "sim/scheduler.h"
+#include "sim/simulator.h"
 #include "tests/cli_runner.h"
 
 namespace rseqmc {
@@ -16,6 +26,12 @@ using testing::RunCli;
 
 std::string Example(const std::string& name) { return std::string(RSEQMC_IMPORT_EXAMPLES) + "/" + name; }
 
+// The line of `scenario` in a crosscheck output ("" if absent).
+std::string LineOf(const std::string& out, const std::string& scenario) {
+  const size_t at = out.find(scenario + " ");
+  return at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
+}
+
 // Writes `text` to a file of the test's temporary folder; returns its path.
 std::string WriteTemp(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/" + name;
@@ -24,6 +40,24 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
   fputs(text.c_str(), f);
   fclose(f);
   return path;
+}
+
+// percpu_add.rsq with its object named by absolute path and each (from, to)
+// edit applied once, written to the test's temporary folder as `name`;
+// returns its path ("" and a test failure if an edit does not apply).
+std::string PercpuAddVariant(const std::string& name, const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::string text = testing::ReadFile(Example("percpu_add.rsq"));
+  std::vector<std::pair<std::string, std::string>> all = {{"\"percpu_ops.o\"", "\"" + Example("percpu_ops.o") + "\""}};
+  all.insert(all.end(), edits.begin(), edits.end());
+  for (const auto& [from, to] : all) {
+    const size_t at = text.find(from);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "percpu_add.rsq has no '" << from << "'";
+      return "";
+    }
+    text.replace(at, from.size(), to);
+  }
+  return WriteTemp(name, text);
 }
 
 struct Golden {
@@ -87,15 +121,7 @@ TEST(ImportTest, ImportListsDescriptorsAndLiftedCode) {
 // The arming store is modelled as rseq_arm only when it really stores to the
 // thread's rseq->rseq_cs: given another pointer, the execution fails loudly.
 TEST(ImportTest, ArmingStoreElsewhereFailsTheExecution) {
-  std::string text = testing::ReadFile(Example("percpu_add.rsq"));
-  const auto replace = [&](const std::string& from, const std::string& to) {
-    const size_t at = text.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    text.replace(at, from.size(), to);
-  };
-  replace("\"percpu_ops.o\"", "\"" + Example("percpu_ops.o") + "\"");
-  replace("  rseq_addr r7\n", "  la r7, counter\n");
-  const std::string path = WriteTemp("import_arm_elsewhere.rsq", text);
+  const std::string path = PercpuAddVariant("import_arm_elsewhere.rsq", {{"  rseq_addr r7\n", "  la r7, counter\n"}});
   ASSERT_FALSE(path.empty());
   const CliResult r = RunCli({"run", path});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
@@ -121,6 +147,138 @@ TEST(ImportTest, SharedLibraryChecksLikeTheObject) {
   const CliResult r = RunCli({"check", path, "--kernel", "6.18"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("explored: 463 executions (0 redundant), 3 distinct outcomes"), std::string::npos) << r.out;
+}
+
+// The original bytes of an import (Scenario::original): relocated sections at
+// their run addresses, and every machine instruction's address keyed by its
+// first IR instruction, as the harness maps and stops them.
+TEST(ImportTest, OriginalCodeIsRelocatedAndMapsEachMachineInstruction) {
+  const Scenario s = ParseScenarioFile(Example("percpu_add.rsq"));
+  const OriginalCode& oc = s.original;
+  ASSERT_EQ(oc.functions.size(), 1u);
+  const OriginalFunction& f = oc.functions[0];
+  EXPECT_EQ(s.program.functions[f.function].name, "percpu_add");
+  EXPECT_EQ(f.not_runnable, "");
+  auto segment = [&](const std::string& name) -> const OriginalSegment* {
+    for (const OriginalSegment& seg : oc.segments) {
+      if (seg.name == name) return &seg;
+    }
+    return nullptr;
+  };
+  const OriginalSegment* text = segment(".text");
+  const OriginalSegment* fail = segment("__rseq_failure");
+  const OriginalSegment* cs = segment("__rseq_cs");
+  ASSERT_TRUE(text && fail && cs);
+  EXPECT_TRUE(text->executable && fail->executable && !cs->executable);
+  // The first file's sections: flat address (kRelSectionStride apart) + bias.
+  EXPECT_EQ(text->address % import::kRelSectionStride, 0u);
+  EXPECT_GE(text->address, import::kOriginalLoadBias);
+  EXPECT_EQ(f.entry, text->address);  // percpu_add is at .text+0x0
+  auto u64 = [](const OriginalSegment* seg, size_t off) {
+    uint64_t v = 0;
+    std::memcpy(&v, seg->bytes.data() + off, 8);
+    return v;
+  };
+  auto s32 = [](const OriginalSegment* seg, size_t off) {
+    int32_t v = 0;
+    std::memcpy(&v, seg->bytes.data() + off, 4);
+    return static_cast<int64_t>(v);
+  };
+  // Descriptor 0: start_ip .text+0x1a, post_commit_offset 13, abort_ip __rseq_failure+0x7.
+  EXPECT_EQ(u64(cs, 8), text->address + 0x1a);
+  EXPECT_EQ(u64(cs, 16), 13u);
+  EXPECT_EQ(u64(cs, 24), fail->address + 0x7);
+  EXPECT_EQ(oc.abort_ips, std::vector<uint64_t>{fail->address + 0x7});
+  // The signature before abort_ip, as in the file.
+  EXPECT_EQ(static_cast<uint32_t>(s32(fail, 0x3)), 0x53053053u);
+  // `lea 0x0(%rip),%rax` at .text+0xf now reaches the descriptor, `jne` at
+  // .text+0x1d abort_ip (R_X86_64_PC32: S + A - P).
+  EXPECT_EQ(text->address + 0x16 + s32(text, 0x12), cs->address);
+  EXPECT_EQ(text->address + 0x23 + s32(text, 0x1f), fail->address + 0x7);
+  // 15 machine instructions, each the first of its IR instructions.
+  std::set<uint64_t> addrs;
+  for (const auto& [ir, addr] : oc.instr_address) {
+    addrs.insert(addr);
+    EXPECT_EQ(s.program.FunctionOf(ir), static_cast<int>(f.function));
+  }
+  EXPECT_EQ(addrs.size(), 15u);
+  for (uint64_t off : {0x0, 0x2, 0x5, 0xc, 0xf, 0x16, 0x1a, 0x1d, 0x23, 0x27, 0x29, 0x30, 0x35}) {
+    EXPECT_TRUE(addrs.count(text->address + off)) << std::hex << off;
+  }
+  EXPECT_TRUE(addrs.count(fail->address + 0x7));
+  EXPECT_EQ(oc.instr_address.begin()->first, s.program.functions[f.function].first);
+}
+
+// Preempts the thread of `cpu` at boundary `at`, the default elsewhere.
+class PreemptAt : public Scheduler {
+ public:
+  PreemptAt(uint64_t at, int cpu) : at_(at), cpu_(cpu) {}
+  Decision Choose(const ChoiceView& v) override {
+    const Decision d = Decision::Preempt(cpu_);
+    if (v.machine().boundary() == at_ && v.IsValid(d)) return d;
+    return Decision::Step(v.DefaultCpu());
+  }
+
+ private:
+  uint64_t at_;
+  int cpu_;
+};
+
+// How the tracer stops the original code (harness::OriginalLegs): every
+// single-preemption schedule of percpu_add either has a machine-instruction
+// boundary to stop at (DR0 = that instruction's run address; when the thread
+// passes it earlier in the same run, a staging stop at a JIT instruction
+// first) or is refused because its stop falls inside one machine instruction.
+TEST(JitOriginalBytesTest, PlansStopAtMachineInstructionsOrAreRefused) {
+  const Scenario s = ParseScenarioFile(Example("percpu_add.rsq"));
+  if (!harness::HarnessUnavailableReason(s.num_cpus, /*need_ptrace=*/false).empty()) {
+    GTEST_SKIP() << "real-kernel harness unavailable";
+  }
+  harness::JitOptions jo;
+  jo.original_code = true;
+  harness::JitProgram jit(s, jo);
+  Simulator sim(s);
+  uint64_t planned = 0, staged = 0, refused = 0, breakpoints = 0;
+  for (uint64_t b = 0; b < 140; ++b) {
+    PreemptAt sched(b, 0);
+    harness::Plan plan;
+    harness::SimulateForPlan(sim, sched, &plan);
+    std::vector<harness::OriginalLeg> legs;
+    const std::string why = harness::OriginalLegs(jit, plan, &legs);
+    if (!why.empty()) {
+      ++refused;
+      EXPECT_NE(why.find("between the IR instructions of one machine instruction"), std::string::npos) << why;
+      continue;
+    }
+    ++planned;
+    for (size_t ai = 0; ai < plan.actions.size(); ++ai) {
+      const harness::PlanAction& a = plan.actions[ai];
+      const harness::OriginalLeg& leg = legs[ai];
+      if (a.kind != harness::PlanAction::Kind::kRun) continue;
+      if (a.next_pc >= 0 && jit.RunsOriginal(static_cast<uint32_t>(a.next_pc))) {
+        ++breakpoints;
+        EXPECT_EQ(leg.breakpoint, jit.InstrAddress(static_cast<uint32_t>(a.next_pc)));
+        EXPECT_NE(leg.breakpoint, 0u);
+      } else {
+        EXPECT_EQ(leg.breakpoint, 0u);
+      }
+      if (leg.stage_pc >= 0) {
+        ++staged;
+        EXPECT_FALSE(jit.RunsOriginal(static_cast<uint32_t>(leg.stage_pc)));
+        EXPECT_EQ(s.program.code[leg.stage_pc].op, Op::kCall) << s.program.DescribeIndex(leg.stage_pc);
+      }
+    }
+  }
+  // Golden: the first 140 boundaries hold both threads' two calls of
+  // percpu_add (11 machine instructions run per successful call): a
+  // preemption before each of those 44 machine instructions is a DR0 stop;
+  // in each thread's second call (22 of them) the thread has already passed
+  // the address, so it is first stopped at worker's `call percpu_add`; the
+  // other 56 boundaries lie inside a machine instruction.
+  EXPECT_EQ(planned, 84u);
+  EXPECT_EQ(refused, 56u);
+  EXPECT_EQ(breakpoints, 44u);
+  EXPECT_EQ(staged, 22u);
 }
 
 TEST(ImportTest, UnsupportedInstructionIsAnErrorWithItsAddress) {
@@ -172,6 +330,106 @@ TEST(CrosscheckImportTest, LiftedExamplesAgreeWithTheKernel) {
     const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
     EXPECT_NE(line.find(", disagree 0,"), std::string::npos) << line;
   }
+}
+
+// The same examples running their original machine code (the .o bytes, not
+// the JIT of the lifted IR) under the same schedules: no disagreement on any
+// schedule the processor can have. The not-run counts are the schedules with
+// a stop between the IR instructions of one machine instruction (golden: they
+// follow from the simulator alone).
+TEST(CrosscheckImportTest, OriginalBytesAgreeWithTheKernel) {
+  const CliResult r = RunCli({"crosscheck", "--original-bytes", Example("percpu_add.rsq"),
+                              Example("percpu_add_nocheck.rsq"), Example("cbne_store.rsq"),
+                              Example("percpu_slab.rsq")});
+  if (r.code == 77) GTEST_SKIP() << "real-kernel harness unavailable: " << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 scenarios cross-checked, 0 with disagreements"), std::string::npos) << r.out;
+  // Golden: schedules compared (all of them unless a run hit a harness error
+  // or was flaky on this host) and schedules not run (the simulator alone
+  // decides those).
+  struct Golden {
+    const char* scenario;
+    uint64_t compared;
+    const char* not_run;
+  };
+  const std::vector<Golden> golden = {
+      {"import_percpu_add", 256, ", 241 not run ("},
+      {"import_percpu_add_nocheck", 232, ", 193 not run ("},
+      {"import_cbne_store", 171, ", 102 not run ("},
+      {"import_percpu_slab", 315, ", 188 not run ("},
+  };
+  for (const Golden& g : golden) {
+    const std::string line = LineOf(r.out, g.scenario);
+    EXPECT_NE(line.find(" original "), std::string::npos) << line;
+    EXPECT_NE(line.find(", disagree 0,"), std::string::npos) << line;
+    EXPECT_NE(line.find(g.not_run), std::string::npos) << line;
+    const size_t at = line.find("compared ");
+    ASSERT_NE(at, std::string::npos) << line;
+    const uint64_t compared = std::strtoull(line.c_str() + at + 9, nullptr, 10);
+    EXPECT_LE(compared, g.compared) << line;
+    EXPECT_GE(compared, g.compared * 9 / 10) << line;  // at most 10% lost to harness errors under load
+  }
+}
+
+// An original-bytes cross-check of a percpu_add variant that agreed on every
+// schedule it compared, with `not_run` schedules refused.
+void ExpectAgreement(const CliResult& r, const std::string& not_run) {
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::string line = LineOf(r.out, "import_percpu_add");
+  EXPECT_NE(line.find(", disagree 0,"), std::string::npos) << line;
+  EXPECT_NE(line.find(not_run), std::string::npos) << line;
+}
+
+// A signal handler that itself runs the imported section: an abort applied
+// at the signal's delivery is counted by the tracee's signal wrapper, since
+// the handler arms rseq_cs again before the thread reaches abort_ip (where
+// the tracer's breakpoint would take the armed rseq_cs for a jump). Without
+// that, 14 of these schedules disagreed on abort counts.
+TEST(CrosscheckImportTest, OriginalBytesCountAbortsUnderAHandlerThatArmsAgain) {
+  const std::string path = PercpuAddVariant(
+      "import_sig.rsq", {{"property sum(counter) == 2 * OPS", "property sum(counter) >= 2 * OPS"},
+                         {"thread w * 2", "func on_sigusr1\nhagain:\n  rseq_addr r7\n  la r6, counter\n  li r2, 1\n"
+                                          "  call percpu_add\n  bne r0, 0, hagain\n  ret\nend\n"
+                                          "signal SIGUSR1 handler on_sigusr1\nthread w * 2"}});
+  ASSERT_FALSE(path.empty());
+  const CliResult r = RunCli({"crosscheck", "--original-bytes", path});
+  if (r.code == 77) GTEST_SKIP() << "real-kernel harness unavailable: " << r.err;
+  ExpectAgreement(r, ", 294 not run (");
+}
+
+// The shared library (R_X86_64_RELATIVE descriptors, link-time addresses)
+// runs at its own load bias with the same result as the object.
+TEST(CrosscheckImportTest, OriginalBytesOfTheSharedLibraryAgree) {
+  const std::string path = PercpuAddVariant("import_so_orig.rsq", {{Example("percpu_ops.o"), Example("percpu_ops.so")}});
+  ASSERT_FALSE(path.empty());
+  const CliResult r = RunCli({"crosscheck", "--original-bytes", path});
+  if (r.code == 77) GTEST_SKIP() << "real-kernel harness unavailable: " << r.err;
+  ExpectAgreement(r, ", 241 not run (");
+  // The first schedule not run names the instruction at its link address.
+  EXPECT_NE(LineOf(r.out, "import_percpu_add").find("a stop before percpu_add:text.0x1105+1"), std::string::npos)
+      << r.out;
+}
+
+// A planted mismatch: the commit `add %r8,(%rsi,%rdx,8)` of percpu_add lifted
+// one too high (import/lift.h kMisliftEnv). The simulator and the JIT of the
+// lifted IR share the mistake and agree; only the original bytes show it.
+TEST(CrosscheckImportTest, MisliftedInstructionIsCaughtOnlyByOriginalBytes) {
+  ASSERT_EQ(setenv(import::kMisliftEnv, ".text+0x23", 1), 0);
+  const CliResult jit = RunCli({"crosscheck", Example("percpu_add.rsq"), "--samples", "10"});
+  const CliResult orig = RunCli({"crosscheck", "--original-bytes", Example("percpu_add.rsq"), "--samples", "10"});
+  unsetenv(import::kMisliftEnv);
+  if (jit.code == 77 || orig.code == 77) GTEST_SKIP() << "real-kernel harness unavailable: " << jit.err;
+  EXPECT_EQ(jit.code, 0) << jit.out << jit.err;
+  EXPECT_NE(LineOf(jit.out, "import_percpu_add").find(", disagree 0,"), std::string::npos) << jit.out;
+  EXPECT_EQ(orig.code, 1) << orig.out << orig.err;
+  // Every compared schedule disagrees: the simulator loses the property, the kernel does not.
+  const std::string line = LineOf(orig.out, "import_percpu_add");
+  EXPECT_NE(line.find(", agree 0, disagree "), std::string::npos) << line;
+  EXPECT_NE(line.find(", 212 not run ("), std::string::npos) << line;
+  EXPECT_NE(orig.out.find("disagreement: verdict: simulator property (property failed: sum(counter) == 2 * OPS), "
+                          "kernel pass"),
+            std::string::npos)
+      << orig.out;
 }
 
 }  // namespace

@@ -121,10 +121,23 @@ std::string SymbolElement(const Scenario& s, uint64_t addr) {
 
 std::string Describe(const Scenario& s, uint32_t pc) { return s.program.DescribeIndex(pc); }
 
+// The simulator's executed instructions of thread t as the kernel run records
+// them: all of them, or in original-bytes mode those of JIT code only (the
+// original machine code keeps no IR trace).
+std::vector<uint32_t> ExpectedPcs(const Scenario& s, const Plan& plan, const RealResult& real, size_t t) {
+  if (!real.original_code) return plan.pcs[t];
+  std::vector<uint32_t> out;
+  for (uint32_t pc : plan.pcs[t]) {
+    const int f = s.program.FunctionOf(pc);
+    if (f < 0 || s.original.Find(static_cast<uint32_t>(f)) == nullptr) out.push_back(pc);
+  }
+  return out;
+}
+
 std::string SideBySide(const Scenario& s, const Plan& plan, const RealResult& real) {
   std::ostringstream o;
   for (size_t t = 0; t < plan.pcs.size() && t < real.threads.size(); ++t) {
-    const auto& a = plan.pcs[t];
+    const std::vector<uint32_t> a = ExpectedPcs(s, plan, real, t);
     const auto& b = real.threads[t].pcs;
     size_t first = 0;
     while (first < a.size() && first < b.size() && a[first] == b[first]) ++first;
@@ -246,6 +259,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   const auto slots = static_cast<uint32_t>(std::min<uint64_t>(ro.max_steps + 64, 1u << 24));
   JitOptions jo;
   jo.observation_slots = std::max(jo.observation_slots, slots);
+  jo.original_code = o.original_bytes;
   JitProgram jit(s, jo, slots);
   TracerOptions to;
   to.timeout_s = o.run_timeout_s;
@@ -268,6 +282,14 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
       // sleep in futex_wait; Plan::open_end.)
       ++rep.not_comparable;
       return;
+    }
+    if (o.original_bytes) {
+      std::vector<OriginalLeg> legs;
+      const std::string why = OriginalLegs(jit, plan, &legs);
+      if (!why.empty()) {
+        if (rep.not_forceable++ == 0) rep.not_forceable_reason = EncodeSchedule(s, r.schedule) + ": " + why;
+        return;
+      }
     }
     RealResult real = RunPlan(jit, plan, to);
     if (Stopped(stop)) return;  // interrupted: the kernel run was killed, it is no result
@@ -493,13 +515,15 @@ std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Pla
     std::vector<uint32_t> pcs = real.threads[t].pcs;
     // An instruction that faulted started on the kernel (its block's
     // prologue ran) but is not a step of the simulator.
-    if (static_cast<int>(t) == plan.kill_thread && pcs.size() == plan.pcs[t].size() + 1 &&
+    const std::vector<uint32_t> expected = ExpectedPcs(s, plan, real, t);
+    if (static_cast<int>(t) == plan.kill_thread && pcs.size() == expected.size() + 1 &&
         static_cast<int64_t>(pcs.back()) == plan.kill_pc) {
       pcs.pop_back();
     }
-    if (plan.pcs[t] != pcs) {
-      return "instructions of " + s.threads[t].name + ": " + std::to_string(plan.pcs[t].size()) +
-             " in the simulator, " + std::to_string(real.threads[t].pcs.size()) + " on the kernel";
+    if (expected != pcs) {
+      return "instructions of " + s.threads[t].name + ": " + std::to_string(expected.size()) +
+             " in the simulator, " + std::to_string(real.threads[t].pcs.size()) + " on the kernel" +
+             (real.original_code ? " (outside the original code)" : "");
     }
   }
   uint64_t end = 0;
@@ -546,6 +570,14 @@ std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Pla
 CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop) {
   CrosscheckReport rep;
   StampEnvironment(s, o, rep);
+  if (o.original_bytes) {
+    if (o.mode != CrosscheckMode::kDeterministic) {
+      throw std::invalid_argument("original bytes run in deterministic mode only");
+    }
+    rep.mode = "original";
+    rep.skipped = OriginalCodeUnavailableReason(s);
+    if (!rep.skipped.empty()) return rep;
+  }
   const auto t0 = Clock::now();
   for (const ThreadSpec& ts : s.threads) {
     if (ts.entry < 0) {
@@ -692,7 +724,14 @@ std::string FormatReportLine(const CrosscheckReport& r) {
   o << " compared " << r.compared << ", agree " << r.agreements << ", disagree " << r.disagreements;
   if (r.flaky) o << ", flaky " << r.flaky << " (differed once, agreed on re-run)";
   if (r.harness_errors) o << ", harness errors " << r.harness_errors << " (runs not completed, not compared)";
-  if (r.not_comparable) o << ", " << r.not_comparable << " not compared (simulator step limit with progress)";
+  if (r.not_comparable) {
+    o << ", " << r.not_comparable
+      << " not compared (simulator step limit with progress, or a state the harness's process cannot reach)";
+  }
+  if (r.not_forceable) {
+    o << ", " << r.not_forceable << " not run (no machine-instruction boundary; first: " << r.not_forceable_reason
+      << ")";
+  }
   if (r.single_events_total > r.single_events_run) {
     o << ", single events " << r.single_events_run << " of " << r.single_events_total << " (sampled)";
   }
@@ -712,7 +751,8 @@ std::string FormatReportJson(const CrosscheckReport& r) {
     << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky
     << ",\"harness_errors\":" << r.harness_errors
     << ",\"nothing_compared\":" << (ComparedNothing(r) ? "true" : "false")
-    << ",\"not_comparable\":" << r.not_comparable << ",\"single_events\":" << r.single_events_run
+    << ",\"not_comparable\":" << r.not_comparable << ",\"not_forceable\":" << r.not_forceable
+    << ",\"not_forceable_first\":" << (r.not_forceable_reason.empty() ? "null" : JsonQuote(r.not_forceable_reason)) << ",\"single_events\":" << r.single_events_run
     << ",\"single_events_total\":" << r.single_events_total << ",\"coverage\":";
   if (r.coverage >= 0) {
     o << Num(r.coverage, 4);

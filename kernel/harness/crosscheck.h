@@ -61,6 +61,11 @@ struct CrosscheckOptions {
   double run_timeout_s = 10;    // per real run
   uint32_t max_details = 2;     // disagreements described in full
   std::string schedule;         // deterministic: force only this schedule token (rsq1...), with full detail
+  // deterministic only (std::invalid_argument otherwise): run the imported
+  // functions' original machine code instead of the JIT of their lifted IR
+  // (kernel/harness/jit.h, tracer.h "Original-bytes mode"); the report's mode
+  // is then "original". Skipped when OriginalCodeUnavailableReason() says so.
+  bool original_bytes = false;
   // outcomes (required there, std::invalid_argument without it): the outcome
   // set the scenario can reach with at most `max_events` events under
   // `kernel` (and `fault`), as the model checker computes it.
@@ -95,6 +100,10 @@ struct CrosscheckReport {
   std::vector<Disagreement> harness_error_details;  // the first few: token (if any) and why
   std::vector<std::string> flaky_details;  // "token: first difference" of some of them
   uint64_t not_comparable = 0;  // the simulator hit its step limit with progress (steplimit): not run on the kernel
+  // original bytes: schedules that cannot be forced at machine-instruction
+  // granularity (OriginalLegs, tracer.h): not run; the first one's reason.
+  uint64_t not_forceable = 0;
+  std::string not_forceable_reason;
   uint64_t single_events_total = 0;  // deterministic: single-event schedules of the default execution
   uint64_t single_events_run = 0;    // of which forced (all, or a sample past max_single_events)
   uint64_t reachable = 0;       // outcomes mode: size of the checker's outcome set
@@ -137,6 +146,7 @@ bool ComparedNothing(const CrosscheckReport& r);
 std::string FormatReportLine(const CrosscheckReport& r);
 // One JSON object, one line (keys: scenario, mode, kernel_release, kernel_model,
 // rseq_size, compared, agreements, disagreements, flaky, harness_errors,
+// not_forceable, not_forceable_first (token: reason, or null),
 // nothing_compared (ComparedNothing()),
 // coverage, elapsed_s, runs_per_s, skipped, and for stress the stress figures,
 // the disagreements (`details`) and `harness_error_details`).

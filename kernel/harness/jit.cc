@@ -119,9 +119,11 @@ JitProgram::JitProgram(const Scenario& s, JitOptions opts, uint32_t trace_slots)
       desc_ = nullptr;
       throw HarnessError(std::string("mmap of the descriptors failed: ") + std::strerror(errno));
     }
+    if (opts_.original_code) MapOriginalCode();
     Compile();
     ResetState();
   } catch (...) {
+    UnmapOriginalCode();
     if (data_) munmap(data_, data_bytes_);
     if (shared_) munmap(shared_, shared_bytes_);
     if (desc_) munmap(desc_, desc_bytes_);
@@ -132,6 +134,7 @@ JitProgram::JitProgram(const Scenario& s, JitOptions opts, uint32_t trace_slots)
 }
 
 JitProgram::~JitProgram() {
+  UnmapOriginalCode();
   if (data_) munmap(data_, data_bytes_);
   if (shared_) munmap(shared_, shared_bytes_);
   if (desc_) munmap(desc_, desc_bytes_);
@@ -174,7 +177,108 @@ std::vector<uint32_t> JitProgram::IrTrace(int t) const {
   return std::vector<uint32_t>(b, e);
 }
 
+std::string OriginalCodeUnavailableReason(const Scenario& s) {
+  const OriginalCode& oc = s.original;
+  if (oc.empty()) return "the scenario imports no machine code (`import` in the .rsq); --original-bytes needs it";
+  for (const OriginalFunction& f : oc.functions) {
+    const std::string& name = s.program.functions[f.function].name;
+    if (!f.not_runnable.empty()) return "imported " + name + " cannot run as original bytes: " + f.not_runnable;
+    for (const ThreadSpec& t : s.threads) {
+      if (t.entry == static_cast<int32_t>(f.function)) {
+        return "thread " + t.name + " enters imported " + name + " directly; call it from an IR function";
+      }
+    }
+    for (const SignalSpec& sg : s.signals) {
+      if (sg.handler == static_cast<int32_t>(f.function)) {
+        return "imported " + name + " is a signal handler; call it from an IR handler";
+      }
+    }
+  }
+  std::vector<uint64_t> aborts = oc.abort_ips;
+  std::sort(aborts.begin(), aborts.end());
+  aborts.erase(std::unique(aborts.begin(), aborts.end()), aborts.end());
+  if (aborts.size() > 3) {
+    return "the imported functions have " + std::to_string(aborts.size()) +
+           " abort_ip addresses; the tracer counts aborts with debug registers DR1-DR3 (3 at most): import fewer "
+           "functions per scenario";
+  }
+  return "";
+}
+
+void JitProgram::MapOriginalCode() {
+  const std::string why = OriginalCodeUnavailableReason(s_);
+  if (!why.empty()) throw HarnessError(why);
+  const OriginalCode& oc = s_.original;
+  const Program& p = s_.program;
+  original_.assign(p.code.size(), false);
+  for (const OriginalFunction& f : oc.functions) {
+    const Function& fn = p.functions[f.function];
+    for (uint32_t i = fn.first; i < fn.first + fn.count; ++i) original_[i] = true;
+  }
+  for (const auto& [i, addr] : oc.instr_address) original_index_[addr] = i;
+  original_abort_ips_ = oc.abort_ips;
+  std::sort(original_abort_ips_.begin(), original_abort_ips_.end());
+  original_abort_ips_.erase(std::unique(original_abort_ips_.begin(), original_abort_ips_.end()),
+                            original_abort_ips_.end());
+  // Page ranges of the segments, merged (sections of a linked file share pages).
+  std::map<uint64_t, uint64_t> ranges;  // first page -> end
+  for (const OriginalSegment& seg : oc.segments) {
+    if (seg.bytes.empty()) continue;
+    uint64_t b = seg.address / kPage * kPage, e = PageUp(seg.address + seg.bytes.size());
+    auto it = ranges.upper_bound(b);
+    if (it != ranges.begin() && std::prev(it)->second >= b) {
+      --it;
+      b = it->first;
+      e = std::max(e, it->second);
+      it = ranges.erase(it);
+    }
+    while (it != ranges.end() && it->first <= e) {
+      e = std::max(e, it->second);
+      it = ranges.erase(it);
+    }
+    ranges[b] = e;
+  }
+  for (const auto& [b, e] : ranges) {
+    void* m = mmap(reinterpret_cast<void*>(b), e - b, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m == MAP_FAILED || m != reinterpret_cast<void*>(b)) {
+      if (m != MAP_FAILED) munmap(m, e - b);
+      std::ostringstream o;
+      o << "cannot map the original code at 0x" << std::hex << b << ": " << std::strerror(errno);
+      throw HarnessError(o.str());
+    }
+    original_maps_.emplace_back(m, e - b);
+  }
+  for (const OriginalSegment& seg : oc.segments) {
+    if (!seg.bytes.empty()) std::memcpy(reinterpret_cast<void*>(seg.address), seg.bytes.data(), seg.bytes.size());
+  }
+  // W^X: read+execute from now on (the descriptors in __rseq_cs are only read).
+  for (const auto& [m, len] : original_maps_) {
+    if (mprotect(m, len, PROT_READ | PROT_EXEC) != 0) {
+      throw HarnessError(std::string("mprotect of the original code failed: ") + std::strerror(errno));
+    }
+  }
+}
+
+void JitProgram::UnmapOriginalCode() {
+  for (const auto& [m, len] : original_maps_) munmap(m, len);
+  original_maps_.clear();
+}
+
+bool JitProgram::Contains(uint64_t addr) const {
+  return (addr >= reinterpret_cast<uint64_t>(code_) && addr < reinterpret_cast<uint64_t>(code_) + code_bytes_) ||
+         InOriginalCode(addr);
+}
+
+bool JitProgram::InOriginalCode(uint64_t addr) const {
+  for (const auto& [m, len] : original_maps_) {
+    if (addr >= reinterpret_cast<uint64_t>(m) && addr < reinterpret_cast<uint64_t>(m) + len) return true;
+  }
+  return false;
+}
+
 int JitProgram::IndexOf(uint64_t addr) const {
+  if (auto it = original_index_.find(addr); it != original_index_.end()) return static_cast<int>(it->second);
   if (block_addr_.empty() || addr < block_addr_.front() || addr >= block_addr_.back()) return -1;
   auto it = std::upper_bound(block_addr_.begin(), block_addr_.end(), addr);
   return static_cast<int>(it - block_addr_.begin()) - 1;
@@ -441,6 +545,17 @@ void JitProgram::Compile() {
       case Op::kCall:
         g.cmp(g.qword[g.rbx + kRegOffDepth], kMaxCallDepth);
         g.jae(segv, Xbyak::CodeGenerator::T_NEAR);
+        if (const OriginalFunction* of = opts_.original_code ? s_.original.Find(in.target) : nullptr) {
+          // Bridge to the original machine code (see jit.h): the caller-saved
+          // registers in and out; the callee returns here with ret.
+          static constexpr int kCallerSaved[] = {0, 1, 2, 6, 7, 8, 9, 10, 11};
+          g.mov(g.r15, of->entry);
+          for (int r : kCallerSaved) g.mov(Xbyak::Reg64(r), R(r));
+          g.call(g.r15);
+          for (int r : kCallerSaved) g.mov(R(r), Xbyak::Reg64(r));
+          if (i + 1 <= n && stub_of[i + 1] >= 0) g.jmp(L[i + 1], Xbyak::CodeGenerator::T_SHORT);
+          break;
+        }
         g.inc(g.qword[g.rbx + kRegOffDepth]);
         g.call(L[p.functions[in.target].first]);
         // The return address is in this block; continue at L_{i+1}, not at an
@@ -672,6 +787,13 @@ void JitProgram::Compile() {
 
   func_addr_.resize(p.functions.size());
   for (size_t f = 0; f < p.functions.size(); ++f) func_addr_[f] = instr_addr_[p.functions[f].first];
+  // Original-bytes mode: the imported instructions' addresses are the
+  // original ones (their JIT blocks are compiled but never entered).
+  for (uint32_t i = 0; i < original_.size(); ++i) {
+    if (!original_[i]) continue;
+    auto it = s_.original.instr_address.find(i);
+    instr_addr_[i] = it == s_.original.instr_address.end() ? 0 : it->second;
+  }
   abort_stub_.resize(p.descriptors.size());
   auto* dp = static_cast<char*>(desc_);
   for (size_t d = 0; d < p.descriptors.size(); ++d) {

@@ -37,6 +37,17 @@
 //     jumps to the label skip the stub.
 // Code is written RW, then mapped RX (W^X).
 //
+// Original-bytes mode (JitOptions::original_code; issue 16): the imported
+// functions (Scenario::original, sim/original_code.h) run as the machine code
+// of their ELF file, mapped at its run addresses, not as the JIT of their
+// lifted IR. An IR `call` of one is a bridge block: it loads the System V
+// caller-saved registers (rax, rcx, rdx, rsi, rdi, r8-r11) from the IR
+// registers of the same number (import/lift.h's numbering), calls the entry,
+// and stores them back; rbx and r14 survive (callee-saved; code that uses
+// them is refused: OriginalCode's not_runnable). The original code has no
+// step countdown and no IR trace: the tracer stops it at machine-instruction
+// boundaries with hardware breakpoints (kernel/harness/tracer.h).
+//
 // Differences from the simulator that are documented rather than modelled
 // (none occurs in the built-in scenarios): a kernel call inside a critical
 // section that aborts on its own return leaves r0 unwritten; `rseq_addr` gives
@@ -49,6 +60,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -84,6 +96,10 @@ struct ThreadRecord {
   uint64_t trace_pos = 0;      // address of the next IR trace slot (u32 each)
   uint64_t trace_end = 0;      // one past the last slot
   uint64_t trace_begin = 0;
+  // Original-bytes mode: the abort_ip of an abort the tracee's signal wrapper
+  // counted (the handler ran before the thread reached abort_ip; see
+  // tracer.h), so that the tracer's breakpoint there does not count it again.
+  uint64_t handler_abort_ip = 0;
 };
 
 // The IR register file of one context (main or signal handler); rbx points here.
@@ -107,7 +123,17 @@ struct JitOptions {
   // are only touched when used). A thread that makes more has the surplus
   // counted in ThreadRecord::num_observed but not stored.
   uint32_t observation_slots = kDefaultObservationSlots;
+  // Run the imported functions' original machine code (see above) instead of
+  // the JIT of their lifted IR. Requires OriginalCodeUnavailableReason() == "".
+  bool original_code = false;
 };
+
+// Why the scenario's imported functions cannot run as original bytes ("" if
+// they can): it imports nothing, a thread's entry or a signal handler is an
+// imported function (the harness enters those with its own calling
+// convention), or an imported function is not runnable
+// (OriginalFunction::not_runnable).
+std::string OriginalCodeUnavailableReason(const Scenario& s);
 
 // Where the JIT'd process keeps results: one ThreadRecord per scenario thread,
 // the tid table, each thread's IR trace buffer and observation slots.
@@ -145,13 +171,23 @@ class JitProgram {
   int64_t Call(uint32_t func, JitContext* ctx, int64_t countdown) const;
 
   // Address of IR instruction i's first x86 instruction (L_i); i == code size
-  // gives the end of the code.
+  // gives the end of the code. In original-bytes mode, for an IR instruction
+  // of an imported function: the address of the original machine instruction
+  // it starts, or 0 when it is not the first IR instruction of one.
   uint64_t InstrAddress(uint32_t i) const { return instr_addr_[i]; }
+  // True when IR instruction i runs as original machine code (original-bytes
+  // mode, i in an imported function): it has no countdown and no IR trace.
+  bool RunsOriginal(uint32_t i) const { return i < original_.size() && original_[i]; }
+  // The run addresses of the imported descriptors' abort_ip (original-bytes
+  // mode; duplicates removed), where the tracer counts aborts.
+  const std::vector<uint64_t>& original_abort_ips() const { return original_abort_ips_; }
   // Address of IR instruction i's body (after the countdown and IR-trace
   // prologue): [BodyAddress(i), BlockEnd(i)) is the code with its effect.
   uint64_t BodyAddress(uint32_t i) const { return body_addr_[i]; }
   uint64_t BlockEnd(uint32_t i) const { return block_addr_[i + 1]; }
-  // IR instruction whose block [B_i, B_{i+1}) contains `addr`; -1 if none.
+  // IR instruction whose block [B_i, B_{i+1}) contains `addr`; in
+  // original-bytes mode also the first IR instruction of the original machine
+  // instruction starting at `addr`; -1 if none.
   int IndexOf(uint64_t addr) const;
   uint64_t abort_ip(uint32_t d) const;     // descriptor d's abort_ip (its stub)
   uint64_t descriptor_address(uint32_t d) const;
@@ -188,15 +224,18 @@ class JitProgram {
   static bool EnsureRseqRegistered(std::string* why);
 
   size_t code_bytes() const { return code_bytes_; }
-  // True if `addr` is in the JIT'd code (blocks, stubs, trampoline).
-  bool Contains(uint64_t addr) const {
-    return addr >= reinterpret_cast<uint64_t>(code_) && addr < reinterpret_cast<uint64_t>(code_) + code_bytes_;
-  }
+  // True if `addr` is in the JIT'd code (blocks, stubs, trampoline) or, in
+  // original-bytes mode, in the mapped original code.
+  bool Contains(uint64_t addr) const;
+  // True if `addr` is in the mapped original code (original-bytes mode).
+  bool InOriginalCode(uint64_t addr) const;
   // Human-readable listing: IR instruction, its x86 range (for reports).
   std::string Listing() const;
 
  private:
   void Compile();
+  void MapOriginalCode();
+  void UnmapOriginalCode();
 
   const Scenario& s_;
   JitOptions opts_;
@@ -216,6 +255,11 @@ class JitProgram {
   std::vector<uint8_t> data_init_;
   SharedArea* shared_ = nullptr;
   size_t shared_bytes_ = 0;
+  // Original-bytes mode.
+  std::vector<bool> original_;                      // per IR instruction
+  std::map<uint64_t, uint32_t> original_index_;     // machine address -> first IR instruction
+  std::vector<uint64_t> original_abort_ips_;
+  std::vector<std::pair<void*, size_t>> original_maps_;  // mappings of the segments
 };
 
 // The error type of the harness (mapping failures, ptrace failures...).

@@ -15,7 +15,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <optional>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -350,6 +353,19 @@ extern "C" void rseqmc_on_signal(int signo, siginfo_t*, void* uctx, int64_t live
   const Scenario& s = g_jit->scenario();
   const SignalSpec* spec = s.FindSignal(signo);
   if (!spec || spec->handler < 0 || !tl_rec) return;
+  if (g_jit->options().original_code) {
+    // An abort the kernel applied while delivering this signal: the frame
+    // returns to abort_ip with rseq_cs cleared by the fix-up; count it here,
+    // since the handler may arm rseq_cs again before the thread gets there.
+    const auto rip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+    const auto& aborts = g_jit->original_abort_ips();
+    const auto* cs = reinterpret_cast<const uint64_t*>(static_cast<char*>(__builtin_thread_pointer()) +
+                                                       JitProgram::RseqOffset() + kRseqOffRseqCs);
+    if (std::find(aborts.begin(), aborts.end(), rip) != aborts.end() && *cs == 0) {
+      ++tl_rec->aborts;
+      tl_rec->handler_abort_ip = rip;
+    }
+  }
   JitContext h;
   h.rec = tl_rec;
   h.r[1] = signo;
@@ -586,6 +602,10 @@ class Session {
     resumed_plainly.assign(n_, false);
     asleep.assign(n_, false);
     woke.assign(n_, false);
+    original_ = jit.options().original_code;
+    original_aborts.assign(n_, 0);
+    breakpoint.assign(n_, 0);
+    res.original_code = original_;
   }
   ~Session() { Teardown(); }
 
@@ -677,6 +697,12 @@ class Session {
     return true;
   }
 
+  // Original-bytes mode (tracer.h): aborts counted at the abort_ip breakpoints,
+  // and each thread's DR0 (0 = disarmed).
+  bool original_ = false;
+  std::vector<uint64_t> original_aborts;
+  std::vector<uint64_t> breakpoint;
+
   void Log(std::string line) { res_.log.push_back(std::move(line)); }
   void Fail(std::string why) {
     if (res_.harness_error.empty()) res_.harness_error = std::move(why);
@@ -736,15 +762,45 @@ class Session {
     regs.rip = jit_.rearm_stub();
     return ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0 && ptrace(PTRACE_CONT, tid, nullptr, nullptr) == 0;
   }
+  static bool PokeDebugReg(pid_t tid, int k, uint64_t value) {
+    return ptrace(PTRACE_POKEUSER, tid, reinterpret_cast<void*>(offsetof(struct user, u_debugreg) + 8 * k),
+                  reinterpret_cast<void*>(value)) == 0;
+  }
+  // Original-bytes mode: DR1..DR3 := the abort_ips, DR0 := `bp` (0 = off);
+  // DR7 enables them as 1-byte execute breakpoints (L0..L3; R/W and LEN 0).
+  bool SetBreakpoints(int t, uint64_t bp, bool with_aborts) {
+    const std::vector<uint64_t>& aborts = jit_.original_abort_ips();
+    uint64_t dr7 = 0;
+    if (with_aborts) {
+      for (size_t k = 0; k < aborts.size() && k < 3; ++k) {
+        if (!PokeDebugReg(tids[t], static_cast<int>(k) + 1, aborts[k])) return false;
+      }
+    }
+    for (size_t k = 0; k < aborts.size() && k < 3; ++k) dr7 |= uint64_t{1} << (2 * (k + 1));
+    if (bp != 0) {
+      if (!PokeDebugReg(tids[t], 0, bp)) return false;
+      dr7 |= 1;
+    }
+    breakpoint[t] = bp;
+    return PokeDebugReg(tids[t], 7, dr7);
+  }
   // Resumes thread t at its boundary with `steps` instructions to run before
   // the next trap (huge = none): plainly (the stop counts as the preemption it
-  // is) or quietly.
-  bool Resume(int t, uint64_t steps, bool plainly) {
+  // is) or quietly. Original-bytes mode: `steps` counts JIT instructions only
+  // and `bp` is the DR0 breakpoint (0 = none).
+  bool Resume(int t, uint64_t steps, bool plainly, uint64_t bp = 0) {
     user_regs_struct regs;
     if (!Regs(tids[t], &regs)) return false;
     resumed_plainly[t] = plainly;
     const uint64_t at = jit_.InstrAddress(static_cast<uint32_t>(at_pc[t]));
     regs.r14 = steps + 1;
+    if (original_) {
+      if (bp != breakpoint[t] && !SetBreakpoints(t, bp, false)) return false;
+      // RF (set by the kernel after a breakpoint stop) would let the first
+      // instruction after an abort fix-up pass its abort_ip breakpoint.
+      constexpr uint64_t kEflagsRf = 1u << 16;
+      regs.eflags &= ~kEflagsRf;
+    }
     if (plainly) {
       regs.rip = at;
       return ptrace(PTRACE_SETREGS, tids[t], nullptr, &regs) == 0 &&
@@ -803,6 +859,12 @@ class Session {
         continue;
       }
       ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+    }
+    for (int t = 0; t < n_ && !dead && original_; ++t) {
+      if (!SetBreakpoints(t, 0, true)) {
+        Fail(std::string("setting the debug registers of the tracee failed: ") + std::strerror(errno));
+        dead = true;
+      }
     }
     if (!dead) Log("setup: " + std::to_string(n_) + " threads stopped before their first instruction");
   }
@@ -868,6 +930,72 @@ class Session {
   // kWoke: a thread that was asleep in the kernel stopped at its first
   // boundary after waking (at_pc set, woke[t] set).
   enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError, kWoke };
+  // Runs thread t for one kRun action: resumes it (plainly if an event is
+  // due) for leg.countdown JIT instructions; in original-bytes mode first to
+  // the staging stop, then quietly on to the DR0 breakpoint (tracer.h).
+  // Returns what the last wait produced, its thread in *got_t; kOther when
+  // the staging stop was not where the plan has it (res_.divergence says so).
+  Got RunLeg(int t, const OriginalLeg& leg, int* got_t) {
+    const std::string who = s_.threads[t].name;
+    if (!Resume(t, leg.countdown, plain[t], leg.stage_pc >= 0 ? 0 : leg.breakpoint)) {
+      Fail("resuming " + who + " failed: " + std::strerror(errno));
+      dead = true;
+      return Got::kError;
+    }
+    plain[t] = false;
+    const Got got = Next(got_t);
+    if (leg.stage_pc < 0 || got != Got::kTrap || *got_t != t) return got;
+    // The staging stop is not in the schedule: resumed quietly.
+    if (at_pc[t] != leg.stage_pc) {
+      res_.divergence = who + " is at " + s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) +
+                        " where the simulation has it pass " +
+                        s_.program.DescribeIndex(static_cast<uint32_t>(leg.stage_pc));
+      return Got::kOther;
+    }
+    if (!Resume(t, leg.countdown2, false, leg.breakpoint)) {
+      Fail("resuming " + who + " failed: " + std::strerror(errno));
+      dead = true;
+      return Got::kError;
+    }
+    return Next(got_t);
+  }
+
+  // Original-bytes mode: a breakpoint stop of thread t (tid wt) in the
+  // original code. An abort_ip breakpoint counts an abort if one landed and
+  // resumes the thread (nullopt: keep waiting); DR0 is the planned stop.
+  std::optional<Got> OriginalTrap(int t, pid_t wt, const user_regs_struct& r2) {
+    const auto& aborts = jit_.original_abort_ips();
+    if (std::find(aborts.begin(), aborts.end(), r2.rip) != aborts.end()) {
+      // The breakpoint fires before abort_ip's first instruction (the kernel
+      // sets RF, so it runs on). An abort landed if the kernel's fix-up
+      // cleared rseq->rseq_cs (kernel/rseq.c rseq_ip_fixup()); code jumping
+      // there itself (librseq's failed cpu_id comparison) leaves it armed,
+      // and the simulator counts no abort then.
+      errno = 0;
+      const long cs = ptrace(PTRACE_PEEKDATA, wt, reinterpret_cast<void*>(RseqCsAddr(r2)), nullptr);
+      if (errno != 0) {
+        Fail("reading rseq->rseq_cs of the tracee failed");
+        dead = true;
+        return Got::kError;
+      }
+      ThreadRecord* rec = jit_.record(t);
+      if (rec->handler_abort_ip == r2.rip) {
+        rec->handler_abort_ip = 0;  // counted by the signal wrapper
+      } else if (cs == 0) {
+        ++original_aborts[t];
+      }
+      ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+      return std::nullopt;
+    }
+    if (r2.rip == breakpoint[t]) {
+      at_pc[t] = jit_.IndexOf(r2.rip);
+      return Got::kTrap;
+    }
+    res_.divergence = s_.threads[t].name + " stopped at original instruction " + Hex(r2.rip) +
+                      ", where no breakpoint of the plan was";
+    return Got::kOther;
+  }
+
   // Waits for the next stop that needs a decision. `*t` = the thread.
   Got Next(int* t) {
     for (;;) {
@@ -902,6 +1030,11 @@ class Session {
           return Got::kError;
         }
         ++res_.stops;
+        if (original_ && jit_.InOriginalCode(r2.rip)) {
+          const std::optional<Got> got = OriginalTrap(*t, wt, r2);
+          if (got) return *got;
+          continue;
+        }
         const uint64_t trap = r2.rip - 1;
         if (trap == jit_.done_trap()) {
           done[*t] = true;
@@ -961,6 +1094,7 @@ class Session {
     const bool timed_out = wd_->Disarm();
     const bool interrupted = g_kill_requested.load();
     internal::CollectRecords(jit_, res_);  // may find a harness limit (observation slots)
+    for (int t = 0; t < n_ && original_; ++t) res_.threads[t].aborts += original_aborts[t];
     if (dead && term_signal != 0 && res_.verdict == Verdict::kPass) {
       res_.verdict = term_signal == SIGSEGV ? Verdict::kSigsegv : Verdict::kKilled;
       res_.message = "the tracee was killed by " + SignalName(term_signal);
@@ -1129,8 +1263,94 @@ std::string HarnessUnavailableReason(const Scenario& s, bool need_ptrace) {
   return "";
 }
 
+namespace {
+
+// One kRun action's leg (OriginalLegs): thread position `at` before it, the
+// thread's executed instructions `pcs`, the action covering [c, e).
+std::string OriginalLegOf(const JitProgram& jit, const std::vector<uint32_t>& pcs, size_t c, size_t e, int64_t at,
+                          int64_t next_pc, OriginalLeg* leg) {
+  const Program& p = jit.scenario().program;
+  auto jit_steps = [&](size_t from, size_t to) {
+    uint64_t k = 0;
+    for (size_t i = from; i < to; ++i) k += jit.RunsOriginal(pcs[i]) ? 0 : 1;
+    return k;
+  };
+  leg->countdown = jit_steps(c, e);
+  if (next_pc == -2 && e > c && jit.RunsOriginal(pcs[e - 1])) {
+    return "the execution ends with a thread paused inside the original code (after " + p.DescribeIndex(pcs[e - 1]) +
+           "), where no breakpoint address is known";
+  }
+  if (next_pc < 0 || !jit.RunsOriginal(static_cast<uint32_t>(next_pc))) return "";
+  const uint32_t target = static_cast<uint32_t>(next_pc);
+  leg->breakpoint = jit.InstrAddress(target);
+  if (leg->breakpoint == 0) {
+    return "a stop before " + p.DescribeIndex(target) +
+           ", between the IR instructions of one machine instruction (the processor has no such boundary)";
+  }
+  if (std::find(jit.original_abort_ips().begin(), jit.original_abort_ips().end(), leg->breakpoint) !=
+      jit.original_abort_ips().end()) {
+    return "a stop at abort_ip " + p.DescribeIndex(target) + ", where the tracer counts aborts";
+  }
+  // A visit of the address before the planned one (or the thread standing on
+  // it): first a quiet stop at the last JIT instruction after that visit.
+  std::optional<size_t> after;
+  if (at == next_pc) after = c;
+  for (size_t i = c; i < e; ++i) {
+    if (pcs[i] == target) after = i + 1;
+  }
+  if (!after) return "";
+  size_t j = e;
+  for (size_t i = e; i > *after; --i) {
+    if (!jit.RunsOriginal(pcs[i - 1])) {
+      j = i - 1;
+      break;
+    }
+  }
+  if (j == e) {
+    return "the thread passes " + p.DescribeIndex(target) +
+           " again before the planned stop there with no IR instruction of the scenario in between (a loop inside "
+           "the original code)";
+  }
+  leg->stage_pc = pcs[j];
+  leg->countdown2 = jit_steps(j, e);
+  leg->countdown = jit_steps(c, j);
+  return "";
+}
+
+}  // namespace
+
+std::string OriginalLegs(const JitProgram& jit, const Plan& plan, std::vector<OriginalLeg>* legs) {
+  const Scenario& s = jit.scenario();
+  legs->assign(plan.actions.size(), OriginalLeg{});
+  std::vector<size_t> cursor(s.threads.size(), 0);
+  std::vector<int64_t> at(s.threads.size(), -1);
+  for (size_t t = 0; t < s.threads.size(); ++t) {
+    if (s.threads[t].entry >= 0) at[t] = s.program.functions[s.threads[t].entry].first;
+  }
+  for (size_t ai = 0; ai < plan.actions.size(); ++ai) {
+    const PlanAction& a = plan.actions[ai];
+    if (a.kind != PlanAction::Kind::kRun) continue;
+    const std::vector<uint32_t>& pcs = plan.pcs[a.thread];
+    const size_t c = cursor[a.thread], e = std::min(pcs.size(), c + a.steps);
+    const std::string why = OriginalLegOf(jit, pcs, c, e, at[a.thread], a.next_pc, &(*legs)[ai]);
+    if (!why.empty()) return why;
+    cursor[a.thread] = e;
+    if (a.next_pc >= 0) at[a.thread] = a.next_pc;
+  }
+  return "";
+}
+
 RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) {
   RealResult res;
+  std::vector<OriginalLeg> legs;
+  if (jit.options().original_code) {
+    const std::string why = OriginalLegs(jit, plan, &legs);
+    if (!why.empty()) {
+      res.original_code = true;
+      res.harness_error = "the schedule cannot be forced on the original code: " + why;
+      return res;
+    }
+  }
   const bool ipis = std::any_of(plan.actions.begin(), plan.actions.end(),
                                 [](const PlanAction& a) { return a.kind == PlanAction::Kind::kIpi; });
   Session ss(jit, opt, res, ipis);
@@ -1154,21 +1374,21 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
       break;
     }
     ss.death_expected = a.next_pc == kExpectDeath;
-    if (!ss.Resume(t, a.steps, ss.plain[t])) {
-      ss.Fail("resuming " + who + " failed: " + std::strerror(errno));
-      ss.dead = true;
-      break;
-    }
-    ss.plain[t] = false;
+    const OriginalLeg leg = legs.empty() ? OriginalLeg{a.steps, 0, -1, 0} : legs[ai];
     if (a.blocks) {
+      // The run ends asleep in the kernel: no trap to wait for.
+      if (!ss.Resume(t, leg.countdown, ss.plain[t], 0)) {
+        ss.Fail("resuming " + who + " failed: " + std::strerror(errno));
+        ss.dead = true;
+        break;
+      }
+      ss.plain[t] = false;
       if (!ss.WaitAsleep(t, a.arg)) break;
       continue;
     }
     int got_t = -1;
-    Session::Got got;
-    do {
-      got = ss.Next(&got_t);
-    } while (got == Session::Got::kWoke);
+    Session::Got got = ss.RunLeg(t, leg, &got_t);
+    while (got == Session::Got::kWoke) got = ss.Next(&got_t);
     if (got == Session::Got::kDeath || got == Session::Got::kError || got == Session::Got::kAssert ||
         got == Session::Got::kOther) {
       break;

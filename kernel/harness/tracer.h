@@ -25,6 +25,27 @@
 //     L_i). Its rseq_event_mask keeps the PREEMPT bit, which only matters if a
 //     notify-resume without any event hits a later section (none does here).
 //
+// Original-bytes mode (JitOptions::original_code): the imported functions run
+// as their original machine code, which has no countdown. A plan's stops
+// there are made with the debug registers (PTRACE_POKEUSER of
+// offsetof(struct user, u_debugreg)): DR0 is an execute breakpoint on the
+// machine instruction the thread must stop before, DR1..DR3 on the imported
+// descriptors' abort_ip (each hit is one abort, counted by the tracer; the
+// thread is resumed at once, its rseq_cs already cleared by the fix-up, so
+// that stop changes nothing rseq sees; a jump there leaves rseq_cs armed and
+// is no abort; an abort applied at a signal's delivery is counted by the
+// tracee's signal wrapper instead, ThreadRecord::handler_abort_ip). The countdown still counts the IR
+// instructions of the scenario's own (JIT) code, so a stop in JIT code is as
+// before. A breakpoint stops at the first execution of its address, so when
+// the thread passes the address again before the planned stop (a retry
+// loop), the tracer first stops it, quietly (re-arm stub), at the last JIT
+// instruction before the planned visit, and only then arms DR0. Plans that
+// cannot be run this way are refused up front (OriginalLegs): a stop between
+// the IR instructions of one machine instruction (the processor has no such
+// boundary), a second visit without a JIT instruction in between (a loop
+// inside the original code), or an execution that ends with a thread
+// paused inside the original code.
+//
 // Every tracee has PR_SET_PDEATHSIG(SIGKILL) and PTRACE_O_EXITKILL, is killed
 // and reaped at the end of each run, on timeout, and when KillCurrentTracee()
 // is called (the CLI's SIGINT handler); no stopped or orphan process is left.
@@ -127,6 +148,9 @@ enum class RunEnd : uint8_t { kHarnessError, kCompleted, kLeftPlan };
 const char* RunEndName(RunEnd e);  // "harness error", "completed", "left the plan"
 
 struct RealResult {
+  // The run executed the imported functions' original bytes: `pcs` of each
+  // thread then holds its JIT (non-imported) IR instructions only.
+  bool original_code = false;
   RunEnd end = RunEnd::kHarnessError;  // see RunEnd; Session::Collect() decides it once
   bool completed() const { return end == RunEnd::kCompleted; }
   std::string harness_error;   // kHarnessError: why (timeout, ptrace failure, interrupted, harness limit, ...)
@@ -170,6 +194,19 @@ std::string HarnessUnavailableReason(const Scenario& s, bool need_ptrace = true)
 // under `strace -f` or a debugger) and what to do. Never throws. Costs one
 // fork (~0.2 ms); not cached, so a filter installed later is seen.
 std::string PtraceUnavailableReason();
+
+// Original-bytes mode: how the tracer runs one kRun action of a plan.
+struct OriginalLeg {
+  uint64_t countdown = 0;   // IR instructions of JIT code to run before the countdown trap
+  uint64_t breakpoint = 0;  // DR0 for the (last) resume; 0 = none
+  int64_t stage_pc = -1;    // >= 0: stop (quietly) first before this JIT instruction...
+  uint64_t countdown2 = 0;  // ...then resume with this countdown and the breakpoint
+};
+// The legs of every action of `plan` (kRun actions; others get a default
+// leg) for a JitProgram in original-bytes mode. Returns "" or why the plan
+// cannot be forced at machine-instruction granularity (see above); such a
+// schedule is not run.
+std::string OriginalLegs(const JitProgram& jit, const Plan& plan, std::vector<OriginalLeg>* legs);
 
 // Forces `plan` on the real kernel (fresh tracee process). Never throws for
 // what happens in the tracee; HarnessError for setup failures of this process.

@@ -75,6 +75,10 @@ po::options_description Options() {
       ("schedule", po::value<std::string>()->value_name("TOKEN"),
        "deterministic: force only this schedule (a token from rseqmc run/check/crosscheck) and show both "
        "timelines if the kernel disagrees.")
+      ("original-bytes",
+       "deterministic: run the functions a scenario imports (`import` in the .rsq) as the original machine code "
+       "of their ELF file, stopped with hardware breakpoints, instead of the JIT of their lifted IR; schedules "
+       "with a stop between the IR instructions of one machine instruction are not run (kernel/README.md).")
       ("threads-per-cpu", po::value<std::string>()->value_name("N"),
        "stress: threads per CPU, 1..64 (default 4; THREADS = N * CPUS must stay within 64).")
       ("ops", po::value<std::string>()->value_name("N"),
@@ -164,6 +168,10 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   if (vm.count("schedule")) {
     if (o.mode != CrosscheckMode::kDeterministic) throw UsageError("--schedule needs --mode deterministic");
     o.schedule = text("schedule");
+  }
+  if (vm.count("original-bytes")) {
+    if (o.mode != CrosscheckMode::kDeterministic) throw UsageError("--original-bytes needs --mode deterministic");
+    o.original_bytes = true;
   }
   o.stress_threads_per_cpu = static_cast<uint32_t>(uint_opt("threads-per-cpu", 4, 1, kMaxThreads));
   // OPS becomes a scenario constant (int64).
