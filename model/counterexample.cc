@@ -19,12 +19,10 @@ std::string Hex(uint64_t v) {
 }
 
 // The explorer stops an execution in which every thread spins without effect
-// and reports it as a livelock with the verdict its replay gives
-// (Verdict::kStepLimit): replayed on its own the same schedule runs on into the
-// step limit, so its trace hash differs from the stopped execution's.
-bool ExplorerLivelock(const Failure& f) {
-  return f.verdict == Verdict::kStepLimit && f.message.starts_with("livelock:");
-}
+// and reports it as a livelock: replayed on its own the same schedule runs on
+// to the step budget (verdict kLivelock there too), so its trace hash differs
+// from the stopped execution's.
+bool ExplorerLivelock(const Failure& f) { return f.verdict == Verdict::kLivelock; }
 
 ExecutionResult Replay(const Scenario& s, const RunOptions& run, const Schedule& schedule, bool trace) {
   RunOptions o = run;
@@ -52,7 +50,7 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
   const RunOptions& run = search.run;
   Counterexample cx;
   const bool livelock = ExplorerLivelock(failure);
-  const Verdict replay_verdict = livelock ? Verdict::kStepLimit : failure.verdict;
+  const Verdict replay_verdict = failure.verdict;
 
   // Determinism self-check: the failing schedule, re-run, fails the same way.
   const ExecutionResult again = Replay(s, run, failure.schedule, /*trace=*/false);

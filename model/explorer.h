@@ -121,6 +121,9 @@ struct ExploreOptions {
   // Optional extra judgement of each finished execution (oracles); may turn a
   // passing verdict into a failure by returning a message (empty = fine).
   std::function<std::string(const ExecutionResult&)> oracle;
+  // Called with every finished execution, after any oracle's verdict (for
+  // example to keep one schedule per outcome: `rseqmc diff-kernels`).
+  std::function<void(const ExecutionResult&)> on_execution;
   // Set from a signal handler to stop cleanly; polled between executions
   // and, by the exhaustive strategies, every 1024 boundaries inside one (as
   // is time_limit_s). An execution stopped inside is not counted; a snapshot

@@ -205,6 +205,8 @@ class Analyzer {
       case Op::kTgkill:
       case Op::kSchedSetaffinity:
       case Op::kSchedYield:
+      case Op::kFutexWait:  // may block: a switch
+      case Op::kSleep:
         ++out_.disturbing_calls;
         break;
       default:

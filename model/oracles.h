@@ -121,7 +121,7 @@ std::string DescribeCycle(const Scenario& s, const ExecutionResult& traced_resul
 
 // One line per thread that did not exit and ends in a loop:
 // "w0 loops: <DescribeCycle>\n". For the report of a livelock (the explorer's
-// Verdict::kDeadlock "livelock: ..." or Verdict::kStepLimit), after replaying
+// Verdict::kLivelock, or Verdict::kStepLimit), after replaying
 // the failing schedule with record_trace.
 std::string DescribeLivelock(const Scenario& s, const ExecutionResult& traced_result);
 

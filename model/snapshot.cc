@@ -108,7 +108,7 @@ uint64_t SnapshotReader::Small(uint64_t max) {
 
 Outcome SnapshotReader::GetOutcome() {
   Outcome o;
-  o.verdict = static_cast<Verdict>(Small(static_cast<uint64_t>(Verdict::kStepLimit)));
+  o.verdict = static_cast<Verdict>(Small(static_cast<uint64_t>(kLastVerdict)));
   const std::string symbols = Str();
   o.symbols.assign(symbols.begin(), symbols.end());
   o.returns.resize(Count());
@@ -158,7 +158,7 @@ Footprint SnapshotReader::GetFootprint() {
 Failure SnapshotReader::GetFailure() {
   Failure f;
   f.schedule = GetSchedule();
-  f.verdict = static_cast<Verdict>(Small(static_cast<uint64_t>(Verdict::kStepLimit)));
+  f.verdict = static_cast<Verdict>(Small(static_cast<uint64_t>(kLastVerdict)));
   f.message = Str();
   f.execution = U64();
   f.trace_hash = U64();

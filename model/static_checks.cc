@@ -22,6 +22,9 @@ bool IsKernelCall(Op op) {
     case Op::kMembarrierRseq:
     case Op::kRseqRegister:
     case Op::kRseqUnregister:
+    case Op::kFutexWait:
+    case Op::kFutexWake:
+    case Op::kSleep:
       return true;
     default:
       return false;

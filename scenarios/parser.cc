@@ -185,6 +185,13 @@ class Parser {
   std::optional<ScenarioBuilder> b_;
   SourceLoc scenario_loc_;
   std::unordered_map<std::string, uint32_t> statement_lines_;  // once-only statements -> line
+  std::unordered_map<int, uint32_t> expect_kernels_;           // KernelModel of `expect ... on` -> line
+  struct KernelAt {
+    KernelModel model = KernelModel::kLegacy60;
+    std::string text;
+    SourceLoc loc;
+  };
+  KernelAt ParseKernelName();
   std::unordered_map<std::string, std::pair<int64_t, uint32_t>> consts_;  // name -> (value, line)
   std::vector<std::string> const_names_;
   std::set<std::string> used_defines_;
@@ -212,8 +219,16 @@ void Parser::LexNumber(std::string_view s, size_t& i, Token& t) {
   size_t j = i;
   while (j < s.size() && syntax::IsIdentChar(s[j])) ++j;
   std::string_view text = s.substr(i, j - i);
-  t.kind = Tok::kInt;
   t.text = text;
+  // MAJOR.MINOR is a kernel version word (`expect ... on 6.19`), read as a name.
+  const size_t dot = text.find('.');
+  if (dot != std::string_view::npos && dot > 0 && dot + 1 < text.size() &&
+      text.find_first_not_of("0123456789.") == std::string_view::npos && text.find('.', dot + 1) == std::string_view::npos) {
+    t.kind = Tok::kIdent;
+    i = j;
+    return;
+  }
+  t.kind = Tok::kInt;
   const std::string hint = "integers are decimal (42, -7) or hexadecimal (0x53053053), 64-bit";
   const std::string bad = "bad integer '" + std::string(text.substr(0, 40)) + "'";
   uint64_t v = 0;
@@ -542,7 +557,7 @@ void Parser::Statement() {
   static const std::vector<std::string> kStatements = {"scenario", "description", "cpus",   "nodes",   "const",
                                                        "var",      "percpu",      "scratch", "func",   "thread",
                                                        "signal",   "property",    "expect",   "import"};
-  static const std::set<std::string> kOnce = {"scenario", "description", "cpus", "nodes", "expect"};
+  static const std::set<std::string> kOnce = {"scenario", "description", "cpus", "nodes"};
   if (kOnce.count(word)) {
     auto [it, inserted] = statement_lines_.emplace(word, kw.loc.line);
     if (!inserted) {
@@ -1046,6 +1061,15 @@ void Parser::ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_l
       break;
     }
     case Op::kMembarrierRseq: f.MembarrierRseq(AtEnd() ? rseqmc::Imm(-1) : RegOrImm()); break;
+    case Op::kFutexWait:
+    case Op::kFutexWake: {
+      const int addr = Reg();
+      comma();
+      const Operand b = RegOrImm();
+      *op == Op::kFutexWait ? f.FutexWait(addr, b) : f.FutexWake(addr, b);
+      break;
+    }
+    case Op::kSleep: f.Sleep(RegOrImm()); break;
     case Op::kRseqRegister: f.RseqRegister(AtEnd() ? kRseqSig : ImmU32("signature")); break;
     case Op::kRseqUnregister: f.RseqUnregister(AtEnd() ? kRseqSig : ImmU32("signature")); break;
     case Op::kAssert: {
@@ -1225,22 +1249,58 @@ void Parser::ParseSignal(const Token& kw) {
 }
 
 void Parser::ParseExpect(const Token& kw) {
-  (void)kw;
   const Token& w = ExpectIdent("`pass` or `fail KIND`");
-  if (w.text == "pass") {
-    ExpectEnd("`expect pass`");
-    b_->Expect(Verdict::kPass);
+  std::optional<Verdict> v = Verdict::kPass;
+  if (w.text != "pass") {
+    if (w.text != "fail") Error(w.loc, "expected `pass` or `fail KIND`, found " + Describe(w));
+    const Token& kind = ExpectIdent("a failure kind (property, assert, sigsegv, killed, deadlock, livelock, steplimit)");
+    v = syntax::LookupVerdict(kind.text);
+    if (!v) {
+      Error(kind.loc, "unknown failure kind '" + std::string(kind.text.substr(0, 40)) + "'",
+            "kinds are property, assert, sigsegv, killed, deadlock, livelock and steplimit");
+    }
+  }
+  if (AtEnd()) {
+    auto [it, inserted] = statement_lines_.emplace("expect", kw.loc.line);
+    if (!inserted) {
+      Error(kw.loc, "duplicate `expect` without `on KERNEL` (first at line " + std::to_string(it->second) + ")",
+            "name the kernels it is for: `expect fail property on 6.19`");
+    }
+    b_->Expect(*v);
     return;
   }
-  if (w.text != "fail") Error(w.loc, "expected `pass` or `fail KIND`, found " + Describe(w));
-  const Token& kind = ExpectIdent("a failure kind (property, assert, sigsegv, killed, deadlock, steplimit)");
-  std::optional<Verdict> v = syntax::LookupVerdict(kind.text);
-  if (!v) {
-    Error(kind.loc, "unknown failure kind '" + std::string(kind.text.substr(0, 40)) + "'",
-          "kinds are property, assert, sigsegv, killed, deadlock and steplimit");
+  const Token& on = Next();
+  if (on.kind != Tok::kIdent || on.text != "on") {
+    Error(on.loc, "expected `on KERNEL` or the end of the line after the verdict, found " + Describe(on),
+          "for example `expect fail property on 6.19`");
   }
-  ExpectEnd("the expected verdict");
-  b_->Expect(*v);
+  do {
+    const KernelAt k = ParseKernelName();
+    auto [it, inserted] = expect_kernels_.emplace(static_cast<int>(k.model), k.loc.line);
+    if (!inserted) {
+      Error(k.loc, "duplicate expectation for kernel " + k.text + " (first at line " + std::to_string(it->second) + ")");
+    }
+    b_->ExpectOn(k.model, *v);
+  } while (Accept(","));
+  ExpectEnd("the kernels of `expect ... on`");
+}
+
+// A kernel ABI name as `rseqmc kernels` lists them (4.18, 6.0, 6.19) or any
+// version they cover (5.10, 6.18): a MAJOR.MINOR word.
+Parser::KernelAt Parser::ParseKernelName() {
+  if (AtEnd()) Error(Peek().loc, "expected a kernel (4.18, 6.0, 6.19; see `rseqmc kernels`) after `on`");
+  const Token& first = Next();
+  KernelAt k;
+  k.loc = first.loc;
+  k.text = std::string(first.text);
+  if (first.kind != Tok::kIdent) {
+    Error(first.loc, "expected a kernel (4.18, 6.0, 6.19; see `rseqmc kernels`), found " + Describe(first));
+  }
+  std::string why;
+  std::optional<KernelVersion> v = ParseKernelVersion(k.text, &why);
+  if (!v) Error(first.loc, why, "`rseqmc kernels` lists the kernels");
+  k.model = v->model;
+  return k;
 }
 
 void Parser::ResolveConstants(Expr& e) const {

@@ -1,6 +1,8 @@
 // The canonical `.rsq` printer (see printer.h for what round-trips).
 #include "scenarios/printer.h"
 
+#include "sim/kernel/abi.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -115,7 +117,10 @@ class InstrPrinter {
                RegName(in.ru);
       case Op::kXadd:
       case Op::kXchg: return m + " " + RegName(in.rd) + ", " + MemText(in) + ", " + RegName(in.rt);
-      case Op::kSchedSetaffinity: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
+      case Op::kSchedSetaffinity:
+      case Op::kSleep: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
+      case Op::kFutexWait:
+      case Op::kFutexWake: return m + " " + RegName(in.rs) + ", " + Second(in);
       case Op::kTgkill: return m + " " + TgkillTarget(in) + ", " + SignalText(in.aux);
       case Op::kMembarrierRseq:
         if (in.use_imm && in.imm == -1) return m;
@@ -343,10 +348,12 @@ std::string PrintScenario(const Scenario& s) {
   }
   if (!s.properties.empty()) out += "\n";
   for (const Property& prop : s.properties) out += "property " + ExprText(prop.expr) + "\n";
-  if (s.expected == Verdict::kPass) {
-    out += "expect pass\n";
-  } else {
-    out += std::string("expect fail ") + VerdictName(s.expected) + "\n";
+  auto verdict = [](Verdict v) {
+    return v == Verdict::kPass ? std::string("pass") : std::string("fail ") + VerdictName(v);
+  };
+  out += "expect " + verdict(s.expected) + "\n";
+  for (const Scenario::KernelExpectation& e : s.expected_on) {
+    out += "expect " + verdict(e.verdict) + " on " + AbiFor(e.kernel).info().name + "\n";
   }
   return out;
 }

@@ -5,9 +5,9 @@
 namespace rseqmc::syntax {
 namespace {
 
-constexpr int kNumOps = static_cast<int>(Op::kNop) + 1;
+constexpr int kNumOps = static_cast<int>(kLastOp) + 1;
 constexpr int kNumFields = static_cast<int>(RseqField::kFlags) + 1;
-constexpr int kNumVerdicts = static_cast<int>(Verdict::kStepLimit) + 1;
+constexpr int kNumVerdicts = static_cast<int>(kLastVerdict) + 1;
 
 // The enum value among the first `count` whose `name(value)` is `word`.
 template <typename E, typename NameFn>

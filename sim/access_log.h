@@ -53,7 +53,7 @@ struct AccessEntry {
   AccessKind kind = AccessKind::kInstr;
   uint8_t bytes = 0;    // 4 or 8 (0: no memory access)
   uint8_t flags = 0;    // kAccessRead | kAccessWrite
-  int8_t thread = -1;
+  int16_t thread = -1;  // up to kMaxThreads
   int8_t cpu = -1;
   uint8_t depth = 0;    // signal nesting depth of the running context (0 = main)
 };

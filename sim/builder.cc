@@ -257,6 +257,31 @@ FunctionBuilder& FunctionBuilder::MembarrierRseq(Operand cpu) {
   return Push(in);
 }
 
+FunctionBuilder& FunctionBuilder::FutexWait(int addr_reg, Operand expected) {
+  Instr in = Make(Op::kFutexWait);
+  in.rs = static_cast<uint8_t>(addr_reg);
+  SetOperand(in, expected);
+  return Push(in);
+}
+
+FunctionBuilder& FunctionBuilder::FutexWake(int addr_reg, Operand count) {
+  Instr in = Make(Op::kFutexWake);
+  in.rs = static_cast<uint8_t>(addr_reg);
+  SetOperand(in, count);
+  return Push(in);
+}
+
+FunctionBuilder& FunctionBuilder::Sleep(Operand ns) {
+  Instr in = Make(Op::kSleep);
+  if (ns.is_imm) {
+    in.use_imm = true;
+    in.imm = ns.imm;
+  } else {
+    in.rs = ns.reg;
+  }
+  return Push(in);
+}
+
 FunctionBuilder& FunctionBuilder::RseqRegister(uint32_t sig) {
   Instr in = Make(Op::kRseqRegister);
   in.use_imm = true;
@@ -414,6 +439,17 @@ ScenarioBuilder& ScenarioBuilder::Property(Expr e, std::string text) {
 
 ScenarioBuilder& ScenarioBuilder::Expect(Verdict v) {
   s_.expected = v;
+  return *this;
+}
+
+ScenarioBuilder& ScenarioBuilder::ExpectOn(KernelModel k, Verdict v) {
+  for (Scenario::KernelExpectation& e : s_.expected_on) {
+    if (e.kernel == k) {
+      e.verdict = v;
+      return *this;
+    }
+  }
+  s_.expected_on.push_back({k, v});
   return *this;
 }
 

@@ -115,6 +115,12 @@ class FunctionBuilder {
   FunctionBuilder& Tgkill(Operand thread, int signo);            // register or thread index
   FunctionBuilder& Tgkill(const std::string& thread, int signo); // by thread name
   FunctionBuilder& MembarrierRseq(Operand cpu);                  // Imm(-1) = all CPUs
+  // futex(FUTEX_WAIT_PRIVATE) on the u32 at the address in addr_reg; blocks while it equals `expected`.
+  FunctionBuilder& FutexWait(int addr_reg, Operand expected);
+  // futex(FUTEX_WAKE_PRIVATE): wakes up to `count` waiters of the u32 at the address in addr_reg.
+  FunctionBuilder& FutexWake(int addr_reg, Operand count);
+  // nanosleep for `ns` nanoseconds of simulated time.
+  FunctionBuilder& Sleep(Operand ns);
   FunctionBuilder& RseqRegister(uint32_t sig = kRseqSig);
   FunctionBuilder& RseqUnregister(uint32_t sig = kRseqSig);
   FunctionBuilder& Assert(int rs, CmpKind cmp, Operand b, const std::string& message = "");
@@ -174,6 +180,8 @@ class ScenarioBuilder {
   ScenarioBuilder& Signal(int signo, const std::string& handler, bool nodefer = false);
   ScenarioBuilder& Property(Expr e, std::string text = "");
   ScenarioBuilder& Expect(Verdict v);
+  // The verdict expected under one kernel ABI (replaces an earlier one for it).
+  ScenarioBuilder& ExpectOn(KernelModel k, Verdict v);
   // Resolves names, lays out and validates. Throws InputError (with the
   // SourceLoc given through At()) on the first problem.
   Scenario Build();

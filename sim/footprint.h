@@ -21,7 +21,10 @@ struct MemAccess {
 
 struct Footprint {
   static constexpr int kMaxAccesses = 8;
-  uint64_t threads = 0;  // bit t: thread t's registers, signal state, rseq registration or scheduling state
+  // bit t % 64: thread t's registers, signal state, rseq registration or
+  // scheduling state. Threads 64 apart share a bit: with more than 64 threads
+  // two transitions may look dependent when they are not (never the reverse).
+  uint64_t threads = 0;
   uint64_t cpus = 0;     // bit c: CPU c's running thread / run queue (read or changed)
   bool mm_cid = false;   // the mm_cid allocator (any switch in or out)
   bool all_memory = false;  // more accesses than fit: conflicts with every access

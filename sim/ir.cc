@@ -114,6 +114,9 @@ const char* OpName(Op op) {
     case Op::kGetcpu: return "getcpu";
     case Op::kTgkill: return "tgkill";
     case Op::kMembarrierRseq: return "membarrier_rseq";
+    case Op::kFutexWait: return "futex_wait";
+    case Op::kFutexWake: return "futex_wake";
+    case Op::kSleep: return "sleep";
     case Op::kRseqRegister: return "rseq_register";
     case Op::kRseqUnregister: return "rseq_unregister";
     case Op::kAssert: return "assert";
@@ -231,6 +234,7 @@ const char* VerdictName(Verdict v) {
     case Verdict::kKilled: return "killed";
     case Verdict::kDeadlock: return "deadlock";
     case Verdict::kStepLimit: return "steplimit";
+    case Verdict::kLivelock: return "livelock";
   }
   return "?";
 }

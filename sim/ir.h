@@ -137,7 +137,17 @@ enum class Op : uint8_t {
   kObserve,
   // No operation.
   kNop,
+  // Blocking kernel calls (after kNop so that the values above, which schedule
+  // tokens' scenario fingerprints hash, stay as they were).
+  // futex(addr, FUTEX_WAIT_PRIVATE, expected): address in rs, expected u32 value in rt (use_imm: imm).
+  // r0 := 0 (woken), -EAGAIN (value differs), -EINTR (a signal woke it), -EINVAL, -EFAULT.
+  kFutexWait,
+  // futex(addr, FUTEX_WAKE_PRIVATE, n): address in rs, n in rt (use_imm: imm); r0 := threads woken.
+  kFutexWake,
+  // nanosleep: ns of simulated time in rs (use_imm: imm); r0 := 0, -EINTR or -EINVAL (ns < 0).
+  kSleep,
 };
+inline constexpr Op kLastOp = Op::kSleep;
 
 // Comparison used by kAssert (branches encode theirs in the opcode).
 enum class CmpKind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLtu, kLeu, kGtu, kGeu };

@@ -13,9 +13,10 @@
 // mm_cid (added in 6.3) also for 6.0-6.2; both models offer
 // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (added in 5.10) and treat the process
 // as registered for it. Cross-checks record the exact running version.
-// Not yet modelled (rejected with a clear error): 6.19+ (V2 rework), rfc2015,
-// mm_cid variants. The model is structured so that they are one more enum value
-// plus the few policy functions below.
+//   * k619 — "6.19": the rework (sim/kernel/abi_6_19.cc).
+// The rules of each live in its module under sim/kernel/ (sim/kernel/abi.h).
+// Not yet modelled (rejected with a clear error): 7.0+ (time-slice
+// extension, V2/legacy split by registration size), rfc2015.
 #ifndef RSEQMC_SIM_KERNEL_MODEL_H_
 #define RSEQMC_SIM_KERNEL_MODEL_H_
 
@@ -25,10 +26,15 @@
 
 namespace rseqmc {
 
+// The rseq ABIs rseqmc models; each is implemented by one module in
+// sim/kernel/ (sim/kernel/abi.h), which alone may test which one runs. The
+// values are recorded in schedule tokens: never renumber.
 enum class KernelModel : uint8_t {
-  kLegacy418 = 1,
-  kLegacy60 = 2,
+  kLegacy418 = 1,  // 4.18-5.19, sim/kernel/abi_4_18.cc
+  kLegacy60 = 2,   // 6.0-6.18, sim/kernel/abi_6_0.cc
+  k619 = 3,        // 6.19, sim/kernel/abi_6_19.cc
 };
+inline constexpr uint8_t kMaxKernelModel = 3;
 
 struct KernelVersion {
   KernelModel model = KernelModel::kLegacy60;
@@ -44,10 +50,8 @@ std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::st
 // *note says why).
 KernelVersion DefaultKernelVersion(std::string* note = nullptr);
 
-// Policy: do NO_RESTART_ON_* flags inhibit restarts (true) or kill (false)?
-inline bool HonoursNoRestartFlags(KernelModel m) { return m == KernelModel::kLegacy418; }
-
-const char* KernelModelName(KernelModel m);  // "4.18-5.19 legacy", "6.0-6.18 legacy"
+// "4.18-5.19 legacy", "6.0-6.18 legacy", "6.19 rework".
+const char* KernelModelName(KernelModel m);
 
 }  // namespace rseqmc
 

@@ -22,11 +22,9 @@
 namespace rseqmc {
 
 namespace {
-// x86-64 TASK_SIZE_MAX with 4-level page tables: user addresses are below it.
-constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
 // The code address reported for a native (C++) thread's own code.
 constexpr uint64_t kNativeIp = 0x00007f0000000000ull;
-constexpr int64_t kEinval = -22, kEbusy = -16, kEperm = -1, kEsrch = -3;
+constexpr int64_t kEinval = -22, kEsrch = -3, kEintr = -4;
 
 // Default action of a signal without a disposition (SIG_DFL), x86-64 numbers,
 // as include/linux/signal.h's SIG_KERNEL_IGNORE_MASK / SIG_KERNEL_STOP_MASK /
@@ -67,6 +65,7 @@ DefaultAction DefaultActionOf(int signo) {
 Machine::Machine(const Scenario& s, const RunOptions& options)
     : s_(s),
       opt_(options),
+      abi_(&AbiFor(options.kernel.model)),
       code_(s.program.code.data()),
       code_size_(static_cast<uint32_t>(s.program.code.size())),
       num_cpus_(static_cast<int>(s.num_cpus)) {
@@ -119,7 +118,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
       Store(area + kRseqOffCpuIdStart, th.cpu, 4);
       Store(area + kRseqOffCpuId, th.cpu, 4);
       // node_id and mm_cid exist since 6.3; the 4.18 struct rseq has neither.
-      if (opt_.kernel.model != KernelModel::kLegacy418) Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
+      if (abi_->HasNodeAndMmCid()) Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
     } else {
       Store(area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
     }
@@ -195,6 +194,16 @@ void Machine::Save(MachineCheckpoint& ck) const {
   ck.cid_used = cid_used_;
   std::copy(std::begin(events_), std::end(events_), std::begin(ck.events));
   ck.total_events = total_events_;
+  ck.now_ns = now_ns_;
+  ck.wait_seq = wait_seq_;
+  ck.wakes = wakes_;
+  ck.mid_taken = mid_taken_;
+  if (mid_taken_) {
+    ck.mid_live = mid_live_;
+    ck.mid_wakes = mid_wakes_;
+    ck.mid_observed = mid_observed_;
+    ck.mid_memory = mid_memory_;
+  }
 }
 
 void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, ExecutionResult* out) {
@@ -226,6 +235,17 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   cid_used_ = ck.cid_used;
   std::copy(std::begin(ck.events), std::end(ck.events), std::begin(events_));
   total_events_ = ck.total_events;
+  now_ns_ = ck.now_ns;
+  wait_seq_ = ck.wait_seq;
+  wakes_ = ck.wakes;
+  mid_taken_ = ck.mid_taken;
+  step_check_ = mid_taken_ ? opt_.max_steps : opt_.max_steps / 2;
+  if (mid_taken_) {
+    mid_live_ = ck.mid_live;
+    mid_wakes_ = ck.mid_wakes;
+    mid_observed_ = ck.mid_observed;
+    mid_memory_ = ck.mid_memory;
+  }
   finished_ = false;
 }
 
@@ -247,9 +267,16 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.rseq_len = init.rseq_len;
     th.rseq_sig = init.rseq_sig;
     th.event_mask = 0;
+    th.rseq_sched_switch = false;
+    th.rseq_user_irq = false;
+    th.rseq_ids_cpu = -1;
+    th.rseq_ids_mm_cid = -1;
     th.notify_resume = false;
     th.chosen = false;
     th.mm_cid = -1;
+    th.futex_addr = 0;
+    th.wait_seq = 0;
+    th.wake_at_ns = 0;
     th.pending = 0;
     th.blocked = 0;
     th.depth = 0;
@@ -276,12 +303,11 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     if (c.running < 0) {
       c.running = th.id;
       AssignMmCid(th.id);
-      if (th.rseq_area && opt_.kernel.model != KernelModel::kLegacy418) {
-        Store(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
-      }
+      if (th.rseq_area) abi_->RseqStartRegistered(*this, th.id, true);
     } else {
-      c.queue.push_back(static_cast<int8_t>(th.id));
+      c.queue.push_back(th.id);
       th.notify_resume = true;  // IDs are refreshed when it first switches in
+      if (th.rseq_area) abi_->RseqStartRegistered(*this, th.id, false);
     }
   }
   last_cpu_ = 0;
@@ -295,6 +321,11 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   live_threads_ = static_cast<int>(threads_.size());
   steps_ = 0;
   boundary_ = 0;
+  now_ns_ = 0;
+  wait_seq_ = 0;
+  wakes_ = 0;
+  step_check_ = opt_.max_steps / 2;
+  mid_taken_ = false;
   total_events_ = 0;
   for (uint32_t& e : events_) e = 0;
   finished_ = false;
@@ -325,7 +356,7 @@ bool Machine::IsValid(const Decision& d) const {
       return true;
     case DecisionKind::kPreempt: {
       if (d.arg == -1) return true;
-      for (int8_t q : cpus_[d.cpu].queue) {
+      for (int32_t q : cpus_[d.cpu].queue) {
         if (q == d.arg) return true;
       }
       return false;
@@ -349,7 +380,7 @@ void Machine::Record(TraceKind k, int cpu, int t, uint32_t pc, int64_t a, int64_
   e.step = steps_;
   e.kind = k;
   e.cpu = static_cast<int8_t>(cpu);
-  e.thread = static_cast<int8_t>(t);
+  e.thread = static_cast<int16_t>(t);
   e.depth = t >= 0 ? static_cast<uint8_t>(threads_[t].depth) : 0;
   e.pc = pc;
   e.a = a;
@@ -370,7 +401,7 @@ void Machine::LogAccess(AccessKind k, int t, uint32_t pc, uint32_t next, uint64_
   e.kind = k;
   e.bytes = bytes;
   e.flags = flags;
-  e.thread = static_cast<int8_t>(t);
+  e.thread = static_cast<int16_t>(t);
   e.cpu = static_cast<int8_t>(threads_[t].cpu);
   e.depth = static_cast<uint8_t>(threads_[t].depth);
   out_->accesses.push_back(e);
@@ -400,13 +431,7 @@ bool Machine::Boundary(int self) {
 
 int Machine::Decide() {
   if (finished_) return -1;
-  if (steps_ >= opt_.max_steps) {
-    out_->verdict = Verdict::kStepLimit;
-    out_->message = "execution exceeded " + std::to_string(opt_.max_steps) +
-                    " steps (a thread may be spinning or retrying forever; raise --max-steps if not)";
-    EndExecution();
-    return -1;
-  }
+  if (steps_ >= step_check_ && !CheckStepBudget()) return -1;
   int cpu;
   for (;;) {
     if (sched_->defaults_ahead > 0) {
@@ -480,12 +505,12 @@ void Machine::RunDirect() {
       // (Without a promised default, e.g. under exhaustive search, Step alone.)
       if (plain && sched_->defaults_ahead > 0) {
         Scheduler& s = *sched_;
-        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, opt_.max_steps - steps_ - 1));
+        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, step_check_ - steps_ - 1));
         if (n > 0) {
           // n instructions over n - 1 promised default boundaries.
           s.defaults_ahead -= n - 1;
           boundary_ += n - 1;
-          if (s.defaults_ahead == 0 || steps_ >= opt_.max_steps) break;
+          if (s.defaults_ahead == 0 || steps_ >= step_check_) break;
           // The instruction RunPlain stopped at takes the next default: no
           // plain instruction changes what the checks below look at.
           --s.defaults_ahead;
@@ -498,7 +523,7 @@ void Machine::RunDirect() {
       // A promised default boundary (Scheduler::defaults_ahead) where t goes
       // on with nothing to do on the way back to user space: what Decide
       // does there, without the call. Anything else goes through Decide.
-      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= opt_.max_steps) break;
+      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= step_check_) break;
       const SimThread& th = threads_[t];
       if (cpus_[last_cpu_].running != t || th.notify_resume || (th.pending & ~th.blocked)) break;
       --sched_->defaults_ahead;
@@ -521,7 +546,7 @@ void Machine::Enqueue(int cpu, int t) {
   if (c.running < 0) {
     SwitchIn(cpu, t, -1);
   } else {
-    c.queue.push_back(static_cast<int8_t>(t));
+    c.queue.push_back(t);
   }
 }
 
@@ -583,11 +608,10 @@ void Machine::SwitchOut(int cpu, int next, TraceKind why) {
   SimCpu& c = cpus_[cpu];
   const int t = c.running;
   SimThread& th = threads_[t];
-  th.event_mask |= kEventPreempt;
-  th.notify_resume = true;
+  abi_->RseqPreempt(*this, t);
   if (th.mm_cid >= 0) cid_used_ &= ~(1ull << th.mm_cid);
   if (record_) Record(why, cpu, t, th.cur().pc, next);
-  c.queue.push_back(static_cast<int8_t>(t));
+  c.queue.push_back(t);
   PickNext(cpu, next);
 }
 
@@ -598,6 +622,9 @@ void Machine::ApplyEvent(const Decision& d) {
   TouchThread(t);
   if (d.kind == DecisionKind::kPreempt || d.kind == DecisionKind::kMigrate) TouchCpu(cpu);
   if (d.kind == DecisionKind::kMigrate) TouchCpu(d.arg);
+  // Every injected event reaches the thread through an interrupt (timer,
+  // reschedule or function-call IPI) taken in user mode.
+  if (d.kind != DecisionKind::kStep) abi_->IrqEntryFromUser(*this, t);
   switch (d.kind) {
     case DecisionKind::kPreempt:
       SwitchOut(cpu, d.arg, TraceKind::kPreempt);
@@ -605,7 +632,10 @@ void Machine::ApplyEvent(const Decision& d) {
     case DecisionKind::kMigrate: {
       // Rule 11: migration = switch out, set_task_cpu (MIGRATE event), switch in
       // on the destination (now, if it is idle; else at the tail of its queue).
-      if (opt_.fault != RunOptions::ModelFault::kNoAbortOnMigrate) th.event_mask |= kEventPreempt | kEventMigrate;
+      if (opt_.fault != RunOptions::ModelFault::kNoAbortOnMigrate) {
+        abi_->RseqPreempt(*this, t);
+        abi_->RseqMigrate(*this, t);
+      }
       th.notify_resume = true;
       cid_used_ &= ~(1ull << th.mm_cid);
       if (record_) Record(TraceKind::kMigrate, cpu, t, th.cur().pc, d.arg);
@@ -621,8 +651,7 @@ void Machine::ApplyEvent(const Decision& d) {
     case DecisionKind::kIpi:
       // Rule 24: membarrier's ipi_rseq() runs rseq_preempt(current) on the CPU.
       if (record_) Record(TraceKind::kIpi, cpu, t, th.cur().pc);
-      th.event_mask |= kEventPreempt;
-      th.notify_resume = true;
+      abi_->IpiRseq(*this, t);
       break;
     case DecisionKind::kStep:
       break;
@@ -654,7 +683,12 @@ void Machine::RaiseSignal(int t, int signo) {
         break;
     }
   }
-  threads_[t].pending |= 1u << signo;
+  SimThread& th = threads_[t];
+  th.pending |= 1u << signo;
+  // signal_wake_up(): an unblocked signal interrupts a futex wait or a sleep.
+  if ((th.state == ThreadState::kBlocked || th.state == ThreadState::kSleeping) && (th.pending & ~th.blocked)) {
+    Wake(t, kEintr, -1);
+  }
 }
 
 // Exit-to-user work (rule 12): signal delivery first (each frame set-up runs
@@ -663,13 +697,17 @@ void Machine::ReturnToUser(int t) {
   SimThread& th = threads_[t];
   while (uint32_t deliverable = th.pending & ~th.blocked) {
     if (th.depth >= kMaxSignalDepth) break;  // stays pending until a handler returns
-    const int signo = std::countr_zero(deliverable);
+    // next_signal() (kernel/signal.c): the synchronous signals of
+    // SYNCHRONOUS_MASK first, then the lowest number.
+    constexpr uint32_t kSynchronous = 1u << 11 | 1u << 7 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 31;
+    const uint32_t sync = deliverable & kSynchronous;
+    const int signo = std::countr_zero(sync != 0 ? sync : deliverable);
     th.pending &= ~(1u << signo);
     if (!DeliverSignal(t, signo)) return;
   }
   if (th.notify_resume) {
     th.notify_resume = false;
-    RseqNotifyResume(t, false);
+    abi_->RseqHandleNotifyResume(*this, t);
   }
 }
 
@@ -687,10 +725,9 @@ bool Machine::DeliverSignal(int t, int signo) {
          t);
     return false;
   }
-  // rseq_signal_deliver(): SIGNAL event, then the fixup runs synchronously
-  // before the frame is built, so the frame saves abort_ip (rules 8, 12, 25).
-  th.event_mask |= kEventSignal;
-  if (!RseqNotifyResume(t, true)) return false;
+  // rseq_signal_deliver(): the fixup runs synchronously before the frame is
+  // built, so the frame saves abort_ip (rules 8, 12, 25).
+  if (!abi_->RseqSignalDeliver(*this, t)) return false;
   const Context& interrupted = th.cur();
   Context& hc = th.ctx[th.depth + 1];
   hc.r.fill(0);
@@ -705,126 +742,86 @@ bool Machine::DeliverSignal(int t, int signo) {
   return true;
 }
 
-void Machine::UpdateIds(int t) {
-  // rseq_update_cpu_node_id(): written on every evaluation (rule 13). node_id
-  // and mm_cid exist since 6.3; the 4.18 model writes only the CPU fields.
+void Machine::WriteIds(int t, bool node_and_mm_cid) {
   SimThread& th = threads_[t];
   const uint64_t a = th.rseq_area;
   TouchMem(a + kRseqOffCpuIdStart, 8, true);
   TouchMem(a + kRseqOffNodeId, 8, true);
   Store(a + kRseqOffCpuIdStart, static_cast<uint32_t>(th.cpu), 4);
   Store(a + kRseqOffCpuId, static_cast<uint32_t>(th.cpu), 4);
-  if (opt_.kernel.model != KernelModel::kLegacy418) {
+  if (node_and_mm_cid) {
     Store(a + kRseqOffNodeId, NodeOf(th.cpu), 4);
     Store(a + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
   }
   if (record_) Record(TraceKind::kIdUpdate, th.cpu, t, th.cur().pc, th.cpu, th.mm_cid);
 }
 
-uint32_t Machine::CodeWord(uint64_t ip) const {
-  if (ip >= kCodeBase && ip < CodeAddress(code_size_) && (ip - kCodeBase) % kInstrBytes == 0) {
-    const Instr& in = code_[(ip - kCodeBase) / kInstrBytes];
-    return in.op == Op::kSig ? static_cast<uint32_t>(in.imm) : 0u;
-  }
-  return static_cast<uint32_t>(Load(ip, 4));
-}
-
-// __rseq_handle_notify_resume() -> rseq_ip_fixup() -> rseq_update_cpu_node_id().
-bool Machine::RseqNotifyResume(int t, bool signal_delivery) {
-  SimThread& th = threads_[t];
-  if (th.rseq_area == 0) return true;
-  const uint64_t area = th.rseq_area;
-  Context& c = th.cur();
-  const uint64_t ip = c.pc == kNativePc ? kNativeIp : CodeAddress(c.pc);
-  const uint64_t ptr = Load(area + kRseqOffRseqCs, 8);
-  TouchMem(area + kRseqOffRseqCs, 8, ptr != 0);  // read; cleared (written) when set
-  const char* segv = nullptr;
-  std::string why;
-  if (ptr != 0) {
-    // rseq_get_rseq_cs(): validated on every evaluation, even with ip outside
-    // the section (rule 15).
-    if (ptr >= kTaskSize) {
-      segv = "rseq_cs pointer above TASK_SIZE";
-    } else if (!MemOk(ptr, kRseqCsBytes)) {
-      segv = "rseq_cs points to unreadable memory (EFAULT)";
-    } else {
-      TouchMem(ptr, kRseqCsBytes, false);
-      const uint32_t version = static_cast<uint32_t>(Load(ptr + 0, 4));
-      const uint32_t cs_flags = static_cast<uint32_t>(Load(ptr + 4, 4));
-      const uint64_t start_ip = Load(ptr + 8, 8);
-      const uint64_t post_commit_offset = Load(ptr + 16, 8);
-      const uint64_t abort_ip = Load(ptr + 24, 8);
-      if (start_ip >= kTaskSize || start_ip + post_commit_offset >= kTaskSize || abort_ip >= kTaskSize ||
-          version > 0) {
-        segv = version > 0 ? "rseq_cs version is not 0" : "rseq_cs address above TASK_SIZE";
-      } else if (start_ip + post_commit_offset < start_ip) {
-        segv = "rseq_cs start_ip + post_commit_offset overflows";
-      } else if (abort_ip - start_ip < post_commit_offset) {
-        segv = "abort_ip lies inside the critical section";
-      } else {
-        const uint64_t sig_ip = abort_ip - 4;
-        const bool readable = (sig_ip >= kCodeBase && sig_ip < CodeAddress(code_size_)) || MemOk(sig_ip, 4);
-        if (!readable) {
-          segv = "signature word before abort_ip is unreadable (EFAULT)";
-        } else if (CodeWord(sig_ip) != th.rseq_sig) {
-          why = "Possible attack attempt. Unexpected rseq signature 0x" + [&] {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%x, expecting 0x%x", CodeWord(sig_ip), th.rseq_sig);
-            return std::string(buf);
-          }();
-          segv = "bad signature";
-        } else if (ip - start_ip < post_commit_offset) {
-          // In the section (rule 5: unsigned half-open test, in_rseq_cs()).
-          // rseq_need_restart() (rules 6, 18).
-          TouchMem(area + kRseqOffFlags, 4, false);
-          const uint32_t flags = cs_flags | static_cast<uint32_t>(Load(area + kRseqOffFlags, 4));
-          bool restart;
-          if (HonoursNoRestartFlags(opt_.kernel.model)) {
-            constexpr uint32_t kPm = kRseqCsFlagNoRestartOnPreempt | kRseqCsFlagNoRestartOnMigrate;
-            if ((flags & kRseqCsFlagNoRestartOnSignal) && (flags & kPm) != kPm) {
-              segv = "NO_RESTART_ON_SIGNAL without NO_RESTART_ON_PREEMPT|MIGRATE (EINVAL)";
-            }
-            restart = (th.event_mask & ~flags) != 0;
-          } else {
-            if (flags != 0) segv = "deprecated/unknown rseq flags inside a critical section (6.0+)";
-            restart = th.event_mask != 0;
-          }
-          if (segv == nullptr) {
-            th.event_mask = 0;
-            if (restart) {
-              // Abort (rule 6): rseq_cs := 0, ip := abort_ip; nothing else changes.
-              Store(area + kRseqOffRseqCs, 0, 8);
-              const uint32_t to = static_cast<uint32_t>((abort_ip - kCodeBase) / kInstrBytes);
-              if (record_ || acc_) {
-                const int d = (ptr - desc_base_) % kRseqCsBytes == 0 && ptr >= desc_base_ && ptr < area_base_
-                                  ? static_cast<int>((ptr - desc_base_) / kRseqCsBytes)
-                                  : -1;
-                if (record_) Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
-                if (acc_) LogAccess(AccessKind::kAbort, t, c.pc, to, static_cast<uint64_t>(static_cast<int64_t>(d)));
-              }
-              c.pc = to;
-              ++out_->threads[t].aborts;
-            }
-          }
-        } else {
-          // Outside: lazy clear (rule 7, clear_rseq_cs()).
-          Store(area + kRseqOffRseqCs, 0, 8);
-          if (record_) Record(TraceKind::kLazyClear, th.cpu, t, c.pc, 0, -1);
-          if (acc_) LogAccess(AccessKind::kClear, t, c.pc, c.pc);
-        }
+Machine::CodeWordRead Machine::ReadSignatureWord(uint64_t ip) const {
+  CodeWordRead r;
+  if (ip >= kCodeBase && ip <= CodeAddress(code_size_) - 4) {
+    r.readable = true;
+    if ((ip - kCodeBase) % kInstrBytes == 0) {
+      const Instr& in = code_[(ip - kCodeBase) / kInstrBytes];
+      if (in.op == Op::kSig) {
+        r.is_signature_word = true;
+        r.value = static_cast<uint32_t>(in.imm);
       }
     }
+    return r;
   }
-  if (segv != nullptr) {
-    std::string reason = std::string("rseq: ") + segv;
-    if (!why.empty()) reason += " (" + why + ")";
-    reason += signal_delivery ? " while delivering a signal" : "";
-    Kill(kSigSegv, reason, t);
+  if (MemOk(ip, 4)) {
+    r.readable = true;
+    r.is_signature_word = true;
+    r.value = static_cast<uint32_t>(Load(ip, 4));
+  }
+  return r;
+}
+
+uint64_t Machine::UserIp(int t) const {
+  const Context& c = threads_[t].cur();
+  return c.pc == kNativePc ? kNativeIp : CodeAddress(c.pc);
+}
+
+bool Machine::AbortTo(int t, uint64_t abort_ip, uint64_t cs) {
+  SimThread& th = threads_[t];
+  Context& c = th.cur();
+  Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
+  ++out_->threads[t].aborts;
+  const bool instruction =
+      abort_ip >= kCodeBase && abort_ip < CodeAddress(code_size_) && (abort_ip - kCodeBase) % kInstrBytes == 0;
+  const uint32_t to = instruction ? static_cast<uint32_t>((abort_ip - kCodeBase) / kInstrBytes) : c.pc;
+  if (record_ || acc_) {
+    const int d = (cs - desc_base_) % kRseqCsBytes == 0 && cs >= desc_base_ && cs < area_base_
+                      ? static_cast<int>((cs - desc_base_) / kRseqCsBytes)
+                      : -1;
+    if (record_) Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
+    if (acc_) LogAccess(AccessKind::kAbort, t, c.pc, to, static_cast<uint64_t>(static_cast<int64_t>(d)));
+  }
+  if (!instruction) {
+    // The kernel sets the IP without looking at what is there; the return to
+    // user space then fetches from it: a page fault on an unmapped or
+    // non-executable address, or an instruction decoded from its middle.
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(abort_ip));
+    ForceSigsegv(t, std::string("rseq abort to abort_ip ") + buf +
+                        ", which is not the start of an instruction of the program: the instruction fetch there faults");
     return false;
   }
-  UpdateIds(t);
+  c.pc = to;
   return true;
 }
+
+void Machine::RecordLazyClear(int t) {
+  const SimThread& th = threads_[t];
+  if (record_) Record(TraceKind::kLazyClear, th.cpu, t, th.cur().pc, 0, -1);
+  if (acc_) LogAccess(AccessKind::kClear, t, th.cur().pc, th.cur().pc);
+}
+
+void Machine::LogKernelClear(int t) {
+  if (acc_) LogAccess(AccessKind::kClear, t, threads_[t].cur().pc, threads_[t].cur().pc);
+}
+
+void Machine::ForceSigsegv(int t, const std::string& reason) { Kill(kSigSegv, reason, t); }
 
 void Machine::Kill(int signo, const std::string& reason, int t) {
   if (finished_) return;
@@ -857,7 +854,11 @@ void Machine::ExitThread(int t, int64_t v) {
   if (record_) Record(TraceKind::kExit, th.cpu, t, th.cur().pc, v);
   cid_used_ &= ~(1ull << th.mm_cid);
   PickNext(th.cpu, -1);
-  if (--live_threads_ == 0) finished_ = true;
+  if (--live_threads_ == 0) {
+    finished_ = true;
+  } else if (cpus_[last_cpu_].running < 0) {
+    OnAllIdle();  // the others all wait or sleep
+  }
 }
 
 // After every execution: the counts and the property verdicts.
@@ -936,11 +937,21 @@ void Machine::NoteAreaRead(uint64_t addr, int bytes) {
 bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
-  Kill(kSigSegv,
-       "invalid memory access at " + std::string(buf) + " by " + s_.threads[t].name + " at " +
-           (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc)),
-       t);
-  return false;
+  return ForceSigFault(t, "invalid memory access at " + std::string(buf) + " by " + s_.threads[t].name + " at " +
+                             (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc)));
+}
+
+bool Machine::ForceSigFault(int t, const std::string& reason) {
+  SimThread& th = threads_[t];
+  const uint32_t h = signal_handler_[kSigSegv];
+  if (h == 0 || h == ~0u || ((th.blocked >> kSigSegv) & 1) || th.depth >= kMaxSignalDepth || th.native) {
+    Kill(kSigSegv, reason, t);
+    return false;
+  }
+  if (record_) Record(TraceKind::kSignal, th.cpu, t, th.cur().pc, kSigSegv, 0, reason);
+  th.pending |= 1u << kSigSegv;
+  ReturnToUser(t);  // synchronous signals are dequeued first
+  return !finished_;
 }
 
 // The instructions whose whole effect is on the running context's registers
@@ -967,7 +978,7 @@ bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
   case Op::kBltu: if (static_cast<uint64_t>(r[in.rs]) < static_cast<uint64_t>(b)) next = in.target; break;       \
   case Op::kBgeu: if (static_cast<uint64_t>(r[in.rs]) >= static_cast<uint64_t>(b)) next = in.target; break;      \
   case Op::kJmp: next = in.target; break;                                                                        \
-  case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(th.rseq_area); break;                                      \
+  case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(AreaAddress(t)); break;                                    \
   case Op::kSig:                                                                                                 \
   case Op::kFence:                                                                                               \
   case Op::kNop: break;
@@ -1092,8 +1103,8 @@ inline Machine::Stop Machine::Step(int t) {
         const uint64_t addr = EffectiveAddress(in, &r[0]);
         const int bytes = AccessBytes(in.op);
         if (!MemOk(addr, bytes)) {
-          SegvAccess(t, pc, addr);
-          return Stop::kEnded;
+          // The instruction does not complete: pc stays on it.
+          return SegvAccess(t, pc, addr) ? Stop::kNext : Stop::kEnded;
         }
         // Atomics count as writes even when a cas fails: dependence must hold
         // for the transition in any order.
@@ -1295,8 +1306,8 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         // cpumask_any_and_distribute()).
         const int from = th.cpu;
         const int to = std::countr_zero(mask);
-        th.event_mask |= kEventPreempt | kEventMigrate;
-        th.notify_resume = true;
+        abi_->RseqPreempt(*this, t);
+        abi_->RseqMigrate(*this, t);
         cid_used_ &= ~(1ull << th.mm_cid);
         if (record_) Record(TraceKind::kMigrate, from, t, c.pc, to);
         PickNext(from, -1);
@@ -1307,6 +1318,15 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
     }
     case Op::kGetcpu:
       ret = th.cpu;
+      break;
+    case Op::kFutexWait:
+      ret = FutexWait(t, static_cast<uint64_t>(c.r[in.rs]), static_cast<uint32_t>(in.use_imm ? in.imm : c.r[in.rt]));
+      break;
+    case Op::kFutexWake:
+      ret = FutexWake(t, static_cast<uint64_t>(c.r[in.rs]), in.use_imm ? in.imm : c.r[in.rt]);
+      break;
+    case Op::kSleep:
+      ret = Sleep(t, arg);
       break;
     case Op::kTgkill: {
       const int64_t target = in.use_imm ? in.imm : c.r[in.rs];
@@ -1319,14 +1339,25 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       }
       TouchThread(static_cast<int>(target));
       if (record_) Record(TraceKind::kSignal, threads_[target].cpu, static_cast<int>(target), threads_[target].cur().pc, in.aux);
+      if (in.aux == kSigKill) {
+        // complete_signal() (kernel/signal.c): SIGKILL starts a group exit
+        // when it is generated (SIGKILL queued to every thread, each woken),
+        // so no thread runs another user instruction: the sender dies on its
+        // way back from tgkill, whichever thread it named.
+        Kill(kSigKill,
+             "SIGKILL sent by " + s_.threads[t].name + " to " + s_.threads[target].name +
+                 ": the kernel kills the whole process at once (complete_signal(): group exit)",
+             t);
+        break;
+      }
       RaiseSignal(static_cast<int>(target), in.aux);
       break;
     }
     case Op::kMembarrierRseq: {
       // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (rule 24), as
       // membarrier_private_expedited() (kernel/sched/membarrier.c): nothing
-      // when the process has one live thread (mm_users == 1) or one CPU is
-      // online; a CPU number that is not online is a silent no-op (returns 0);
+      // when the process has one live thread (mm_users == 1) or the machine
+      // has one CPU online (num_online_cpus() == 1, see below); a CPU number that is not online is a silent no-op (returns 0);
       // a negative one means all CPUs. IPIs go to every CPU (or the given one)
       // running a thread of the process; targeting all CPUs skips the caller,
       // naming its own CPU interrupts it too.
@@ -1334,7 +1365,11 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
       if (target_cpu < 0) target_cpu = -1;
       // mm_users reads every thread's liveness.
       for (int u = 0; u < num_threads(); ++u) TouchThread(u);
-      if (live_threads_ == 1 || num_cpus_ == 1 || target_cpu >= num_cpus_) break;
+      // num_online_cpus() is the machine's, not the scenario's: a scenario's
+      // CPUs are those its threads may run on, of a machine with more online
+      // (every machine rseqmc cross-checks on has >= 2), so only mm_users
+      // takes the shortcut.
+      if (live_threads_ == 1 || target_cpu >= num_cpus_) break;
       for (int cpu = 0; cpu < num_cpus_; ++cpu) {
         if (target_cpu >= 0 && cpu != target_cpu) continue;
         TouchCpu(cpu);
@@ -1342,63 +1377,28 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         if (victim < 0 || (victim == t && target_cpu < 0)) continue;
         if (record_) Record(TraceKind::kIpi, cpu, victim, threads_[victim].cur().pc);
         TouchThread(victim);
-        threads_[victim].event_mask |= kEventPreempt;
-        threads_[victim].notify_resume = true;
+        // smp_call_function_many/single(): an IPI interrupts the victim's user
+        // mode; on the caller's own CPU the function runs in its syscall.
+        if (victim != t) abi_->IrqEntryFromUser(*this, victim);
+        abi_->IpiRseq(*this, victim);
       }
       break;
     }
-    case Op::kRseqRegister: {
-      // Rule 1: one registration per thread (same args: EBUSY; other sig: EPERM).
-      const uint32_t sig = static_cast<uint32_t>(in.imm);
-      if (th.rseq_area != 0) {
-        ret = th.rseq_sig == sig ? kEbusy : kEperm;
-        break;
-      }
-      th.rseq_area = AreaAddress(t);
-      TouchMem(th.rseq_area, kRseqAreaBytes, true);
-      th.rseq_len = kRseqAreaBytes;
-      th.rseq_sig = sig;
-      // Rule 3: a stale rseq_cs is cleared (6.15 and the 5.10+ stable fix);
-      // IDs hold current values before the syscall returns.
-      if (opt_.kernel.model != KernelModel::kLegacy418) {
-        Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
-        if (acc_) LogAccess(AccessKind::kClear, t, c.pc, c.pc);
-      }
-      th.notify_resume = true;
+    case Op::kRseqRegister:
+      ret = abi_->SysRseqRegister(*this, t, static_cast<uint32_t>(in.imm));
       break;
-    }
-    case Op::kRseqUnregister: {
-      // Rule 4: must match (EINVAL / EPERM); resets the IDs.
-      const uint32_t sig = static_cast<uint32_t>(in.imm);
-      if (th.rseq_area == 0) {
-        ret = kEinval;
-        break;
-      }
-      if (th.rseq_sig != sig) {
-        ret = kEperm;
-        break;
-      }
-      TouchMem(th.rseq_area, kRseqAreaBytes, true);
-      // rseq_reset_rseq_cpu_id(): 4.18 resets the two CPU fields only.
-      Store(th.rseq_area + kRseqOffCpuIdStart, 0, 4);
-      Store(th.rseq_area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
-      if (opt_.kernel.model != KernelModel::kLegacy418) {
-        Store(th.rseq_area + kRseqOffNodeId, 0, 4);
-        Store(th.rseq_area + kRseqOffMmCid, 0, 4);
-      }
-      th.rseq_area = 0;
-      th.rseq_len = 0;
-      th.rseq_sig = 0;
+    case Op::kRseqUnregister:
+      ret = abi_->SysRseqUnregister(*this, t, static_cast<uint32_t>(in.imm));
       break;
-    }
     default:
       break;
   }
-  th.cur().r[0] = ret;
+  // A thread that blocked gets its result when it is woken (Wake).
+  if (th.state == ThreadState::kRunnable) th.cur().r[0] = ret;
   // Syscall exit: exit-to-user work of the caller (signals sent to itself,
   // the evaluation after a yield/migration/IPI of its own CPU).
   const bool on_cpu = cpus_[th.cpu].running == t;
-  if (on_cpu && (th.notify_resume || (th.pending & ~th.blocked))) {
+  if (!finished_ && on_cpu && (th.notify_resume || (th.pending & ~th.blocked))) {
     ReturnToUser(t);
   }
   return !finished_;
@@ -1439,9 +1439,17 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
                 static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
                 static_cast<uint64_t>(th.depth) << 32 |
                 static_cast<uint64_t>(mm_cid ? static_cast<uint32_t>(th.mm_cid) : 0u) << 40);
-    w.push_back(th.affinity);
+    w.push_back(th.affinity ^ (static_cast<uint64_t>(static_cast<uint32_t>(th.rseq_ids_cpu)) |
+                               static_cast<uint64_t>(static_cast<uint32_t>(mm_cid ? th.rseq_ids_mm_cid : 0)) << 32));
+    w.push_back(static_cast<uint64_t>(th.rseq_sched_switch) | static_cast<uint64_t>(th.rseq_user_irq) << 1);
     w.push_back(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
     w.push_back(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
+    if (th.state == ThreadState::kBlocked) {
+      w.push_back(th.futex_addr);
+      w.push_back(th.wait_seq);
+    } else if (th.state == ThreadState::kSleeping) {
+      w.push_back(th.wake_at_ns - now_ns_);
+    }
     for (int d = 0; d <= th.depth; ++d) {
       const Context& c = th.ctx[d];
       for (int64_t r : c.r) w.push_back(static_cast<uint64_t>(r));
@@ -1452,7 +1460,7 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
   }
   for (const SimCpu& c : cpus_) {
     w.push_back(static_cast<uint64_t>(static_cast<uint32_t>(c.running)) | static_cast<uint64_t>(c.queue.size()) << 32);
-    for (int8_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
+    for (int32_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
   }
   if (mm_cid) w.push_back(cid_used_);
   w.push_back(total_events_);

@@ -21,6 +21,7 @@
 
 #include "sim/footprint.h"
 #include "sim/ir.h"
+#include "sim/kernel/abi.h"
 #include "sim/kernel_model.h"
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
@@ -47,7 +48,11 @@ struct Context {
   uint32_t saved_blocked = 0;   // blocked mask to restore at sigreturn
 };
 
-enum class ThreadState : uint8_t { kRunnable, kExited };
+// kRunnable: running on its CPU or in its run queue. kBlocked: in FUTEX_WAIT on
+// futex_addr (not in any run queue; a FUTEX_WAKE of that word or a signal wakes
+// it). kSleeping: in nanosleep until the simulated clock reaches wake_at_ns.
+// kExited: returned from its entry function.
+enum class ThreadState : uint8_t { kRunnable, kBlocked, kSleeping, kExited };
 
 // rseq_event_mask bits of the legacy kernel (RSEQ_EVENT_PREEMPT/SIGNAL/MIGRATE).
 inline constexpr uint8_t kEventPreempt = 1;
@@ -65,10 +70,19 @@ struct SimThread {
   uint64_t rseq_area = 0;
   uint32_t rseq_len = 0;
   uint32_t rseq_sig = 0;
-  uint8_t event_mask = 0;       // task->rseq_event_mask (legacy)
+  uint8_t event_mask = 0;       // task->rseq_event_mask (legacy ABIs)
+  // 6.19 (sim/kernel/abi_6_19.cc): task->rseq.event.sched_switch / user_irq,
+  // and the IDs last written to the area (task->rseq.ids; cpu -1 = none yet).
+  bool rseq_sched_switch = false;
+  bool rseq_user_irq = false;
+  int32_t rseq_ids_cpu = -1;
+  int32_t rseq_ids_mm_cid = -1;
   bool notify_resume = false;   // TIF_NOTIFY_RESUME: evaluate rseq before user code runs
   bool chosen = false;          // its fiber was started by a boundary that already chose it
   int32_t mm_cid = -1;
+  uint64_t futex_addr = 0;      // kBlocked: the futex word waited on
+  uint64_t wait_seq = 0;        // kBlocked: FIFO position among the futex's waiters (smaller = earlier)
+  uint64_t wake_at_ns = 0;      // kSleeping: simulated time (ns) at which the sleep ends
   uint32_t pending = 0;         // pending signals (bit = signo)
   uint32_t blocked = 0;         // blocked signals
   int depth = 0;                // index of the running context in ctx
@@ -80,7 +94,7 @@ struct SimThread {
 
 struct SimCpu {
   int running = -1;                 // thread id, -1 = idle
-  std::vector<int8_t> queue;        // FIFO run queue (thread ids), excluding `running`
+  std::vector<int32_t> queue;       // FIFO run queue (thread ids), excluding `running`
 };
 
 // The state of an all-IR execution at one boundary, before the scheduler's
@@ -106,6 +120,11 @@ struct MachineCheckpoint {
   uint64_t steps = 0, boundary = 0, cid_used = 0;
   uint32_t events[kNumDecisionKinds] = {};
   uint32_t total_events = 0;
+  uint64_t now_ns = 0, wait_seq = 0, wakes = 0;
+  uint64_t mid_wakes = 0, mid_observed = 0;
+  int mid_live = 0;
+  bool mid_taken = false;
+  std::vector<uint8_t> mid_memory;
 };
 
 class Machine {
@@ -121,6 +140,8 @@ class Machine {
   const SimCpu& cpu(int c) const { return cpus_[c]; }
   int default_cpu() const { return last_cpu_; }
   uint64_t steps() const { return steps_; }
+  // The simulated clock in ns (sim/blocking.cc: it moves only when every CPU is idle).
+  uint64_t now_ns() const { return now_ns_; }
   // Index of the boundary being decided (the n-th Choose call or promised
   // default of this execution, from 0).
   uint64_t boundary() const { return boundary_; }
@@ -161,6 +182,52 @@ class Machine {
   //     bound); the total is always included.
   // Meaningful only for scenarios whose threads are all IR.
   std::pair<uint64_t, uint64_t> StateHash(bool mm_cid = true, uint32_t event_kinds = ~0u) const;
+
+  // ---- kernel primitives, for the ABI modules (sim/kernel/) only ----
+  // The ABI of this run.
+  const KernelAbi& abi() const { return *abi_; }
+  SimThread& kthread(int t) { return threads_[t]; }
+  // User memory as the kernel's get_user/put_user see it: readable if mapped
+  // (data memory); loads and stores are recorded in the footprint.
+  bool UserReadable(uint64_t addr, int bytes) const { return MemOk(addr, bytes); }
+  uint64_t UserLoad(uint64_t addr, int bytes) {
+    TouchMem(addr, bytes, false);
+    return Load(addr, bytes);
+  }
+  void UserStore(uint64_t addr, uint64_t v, int bytes) {
+    TouchMem(addr, bytes, true);
+    Store(addr, v, bytes);
+  }
+  // Records a kernel access to user memory in the footprint only.
+  void TouchUser(uint64_t addr, int bytes, bool write) { TouchMem(addr, bytes, write); }
+  // What get_user() reads for the 4 bytes at `ip` (the signature before
+  // abort_ip): a data word, a `sig` instruction's word, or - for any other
+  // instruction and for an address inside an instruction - a word that is
+  // no signature (the IR has no byte encoding; a real instruction's bytes
+  // there are not the registered signature). Unreadable: EFAULT.
+  struct CodeWordRead {
+    bool readable = false;
+    bool is_signature_word = false;  // value is meaningful
+    uint32_t value = 0;
+  };
+  CodeWordRead ReadSignatureWord(uint64_t ip) const;
+  // The user IP of thread t's running context.
+  uint64_t UserIp(int t) const;
+  // rseq_ip_fixup()'s abort: instruction_pointer_set(regs, abort_ip) for t
+  // (whose rseq_cs was `cs`). An abort_ip that is not an instruction of the
+  // program faults on the instruction fetch when t returns to user space:
+  // SIGSEGV (returns false).
+  bool AbortTo(int t, uint64_t abort_ip, uint64_t cs);
+  // clear_rseq_cs() outside the section (recorded).
+  void RecordLazyClear(int t);
+  // force_sig(SIGSEGV) / force_sigsegv() for thread t with `reason`: the one
+  // place where the ABI makes a thread take SIGSEGV.
+  void ForceSigsegv(int t, const std::string& reason);
+  // Writes thread t's current CPU (and, if node_and_mm_cid, node and mm_cid)
+  // into its area: rseq_update_cpu_node_id() / rseq_set_ids().
+  void WriteIds(int t, bool node_and_mm_cid);
+  // Appends to the access log a clear of rseq_cs by the kernel (registration).
+  void LogKernelClear(int t);
 
   // ---- driving (Simulator only) ----
   void Reset(Scheduler* scheduler, ExecutionResult* out);
@@ -218,9 +285,6 @@ class Machine {
   // Exit-to-user work for thread t (rule §7.12): signal frames (each preceded by
   // the rseq fixup), then the notify-resume rseq evaluation and ID update.
   void ReturnToUser(int t);
-  // __rseq_handle_notify_resume: evaluate rseq_cs (validate, abort or lazy-clear)
-  // then write the IDs. Returns false if the process was killed.
-  bool RseqNotifyResume(int t, bool signal_delivery);
   bool DeliverSignal(int t, int signo);
   void Kill(int signo, const std::string& reason, int t);
   void FailAssert(int t, uint32_t pc, const std::string& msg);
@@ -261,12 +325,18 @@ class Machine {
   // the execution ended.
   bool ExecSyscall(int t, const Instr& in);
   bool SegvAccess(int t, uint32_t pc, uint64_t addr);
+  // A synchronous SIGSEGV for t (a memory fault), as force_sig_fault() ->
+  // force_sig_info_to_task(HANDLER_CURRENT) in kernel/signal.c: with a
+  // handler installed and SIGSEGV not blocked, the handler runs at once (its
+  // frame saves the faulting instruction, which runs again after sigreturn);
+  // blocked, ignored, without a handler or with no frame left: the process is
+  // killed. Returns false if it was killed.
+  bool ForceSigFault(int t, const std::string& reason);
   // Sets mm_cid_loaded_ if [addr, addr+bytes) overlaps an mm_cid field.
   void NoteAreaRead(uint64_t addr, int bytes);
-  void UpdateIds(int t);
   void AssignMmCid(int t);
   void TouchThread(int t) {
-    if (fp_on_) fp_.threads |= 1ull << t;
+    if (fp_on_) fp_.threads |= 1ull << (t & 63);
   }
   void TouchCpu(int c) {
     if (fp_on_) fp_.cpus |= 1ull << c;
@@ -287,10 +357,37 @@ class Machine {
     return v;
   }
   void Store(uint64_t addr, uint64_t v, int bytes) { std::memcpy(mem_ + (addr - kDataBase), &v, bytes); }
-  uint32_t CodeWord(uint64_t ip) const;  // the 4 bytes at code address ip (signature check)
+
+  // ---- threads that block (sim/blocking.cc) ----
+  // FUTEX_WAIT (kernel/futex/waitwake.c futex_wait_setup, futex_wait): the
+  // caller blocks if the u32 at addr equals `expected`. Returns r0: 0 (it
+  // blocked; the wake or signal sets the final value), -EAGAIN, -EINVAL (addr
+  // not 4-aligned, get_futex_key), -EFAULT (not mapped).
+  int64_t FutexWait(int t, uint64_t addr, uint32_t expected);
+  // FUTEX_WAKE (futex_wake): wakes up to n waiters of addr in FIFO order (n <=
+  // 0 wakes one, as futex_wake's `++ret >= nr_wake` test does); returns how
+  // many were woken, or -EINVAL / -EFAULT as FutexWait.
+  int64_t FutexWake(int t, uint64_t addr, int64_t n);
+  // nanosleep(ns) on the simulated clock (see OnAllIdle): 0, or -EINVAL for ns < 0.
+  int64_t Sleep(int t, int64_t ns);
+  // Takes the running thread t off its CPU into `why` (kBlocked / kSleeping):
+  // a context switch (rule 8: PREEMPT event + notify-resume), no run queue.
+  void BlockRunning(int t, ThreadState why);
+  // Makes blocked/sleeping thread t runnable on its CPU with r0 := ret
+  // (try_to_wake_up; the thread stays on its last CPU).
+  void Wake(int t, int64_t ret, int waker);
+  // Every CPU is idle while threads live: the simulated clock jumps to the
+  // earliest sleeper's wake time and wakes every sleeper due then (thread
+  // order); with no sleeper every live thread waits on a futex: kDeadlock.
+  void OnAllIdle();
+  // Decide() at steps_ == step_check_: at half the budget records what
+  // progress is measured against; at the budget ends the execution with
+  // kLivelock (no progress since) or kStepLimit. Returns false if it ended.
+  bool CheckStepBudget();
 
   const Scenario& s_;
   const RunOptions& opt_;
+  const KernelAbi* abi_;
   const Instr* code_;
   uint32_t code_size_;
   int num_cpus_;
@@ -327,6 +424,18 @@ class Machine {
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
+  // Blocking and the simulated clock (sim/blocking.cc). Instructions take no
+  // simulated time: the clock moves only when every CPU is idle (OnAllIdle).
+  uint64_t now_ns_ = 0;
+  uint64_t wait_seq_ = 0;      // next FUTEX_WAIT's FIFO position
+  uint64_t wakes_ = 0;         // futex wakes that woke a thread (progress)
+  // The step budget: step_check_ is max_steps / 2, then max_steps. At the
+  // midpoint the progress measures are recorded (mid_*).
+  uint64_t step_check_ = 0;
+  bool mid_taken_ = false;
+  int mid_live_ = 0;
+  uint64_t mid_wakes_ = 0, mid_observed_ = 0;
+  std::vector<uint8_t> mid_memory_;  // data memory below the rseq areas at the midpoint
 };
 
 }  // namespace rseqmc

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/ir.h"
+#include "sim/kernel_model.h"
 #include "sim/original_code.h"
 
 namespace rseqmc {
@@ -22,9 +23,14 @@ namespace rseqmc {
 class ThreadApi;  // sim/thread_api.h
 
 inline constexpr int kMaxCpus = 64;
-inline constexpr int kMaxThreads = 64;
+// Threads per scenario (the allocator workload runs 400 on 32 CPUs). The
+// exhaustive strategies (dfs, dpor, stateful) handle at most
+// kMaxExhaustiveThreads (model/explorer.cc: one bit per thread in a node).
+inline constexpr int kMaxThreads = 1024;
+inline constexpr int kMaxExhaustiveThreads = 64;
 inline constexpr int kMaxSignal = 31;
 // Linux signal numbers used by the text format (x86-64).
+inline constexpr int kSigKill = 9;
 inline constexpr int kSigSegv = 11;
 inline constexpr int kSigUsr1 = 10;
 inline constexpr int kSigUsr2 = 12;
@@ -99,9 +105,12 @@ enum class Verdict : uint8_t {
   kAssertFailed,    // an `assert` instruction failed
   kSigsegv,         // the process was killed by SIGSEGV (rseq validation, bad access)
   kKilled,          // killed by another signal's default action
-  kDeadlock,        // no thread can run while some have not exited
-  kStepLimit,       // the execution exceeded its step budget (livelock suspect)
+  kDeadlock,        // every live thread is blocked (futex wait) and none sleeps: nothing can wake them
+  kStepLimit,       // the step budget ran out while threads still made progress (see kLivelock)
+  kLivelock,        // no progress (README "Livelock") in the last half of the step budget, or every
+                    // thread spins on memory no thread will change (found by exhaustive search)
 };
+inline constexpr Verdict kLastVerdict = Verdict::kLivelock;
 const char* VerdictName(Verdict v);  // "pass", "property", "assert", "sigsegv", ...
 
 struct Constant {
@@ -124,7 +133,15 @@ struct Scenario {
   std::vector<ThreadSpec> threads;
   std::vector<SignalSpec> signals;
   std::vector<Property> properties;
+  // The verdict expected under every kernel ABI that expected_on does not
+  // name (`expect VERDICT`), and per ABI (`expect VERDICT on KERNEL`).
   Verdict expected = Verdict::kPass;
+  struct KernelExpectation {
+    KernelModel kernel;
+    Verdict verdict;
+    friend bool operator==(const KernelExpectation&, const KernelExpectation&) = default;
+  };
+  std::vector<KernelExpectation> expected_on;
   // Symbols an aborted attempt may write (speculative slots, per-thread scratch);
   // used by the checker's commit-serialisability oracle.
   std::vector<std::string> scratch;
@@ -136,11 +153,18 @@ struct Scenario {
   const SignalSpec* FindSignal(int signo) const;
   int FindThread(const std::string& name) const;
   int FindConstant(const std::string& name) const;
+  // The verdict expected under kernel ABI k.
+  Verdict ExpectedOn(KernelModel k) const {
+    for (const KernelExpectation& e : expected_on) {
+      if (e.kernel == k) return e.verdict;
+    }
+    return expected;
+  }
   friend bool operator==(const Scenario& a, const Scenario& b) {
     return a.name == b.name && a.description == b.description && a.num_cpus == b.num_cpus &&
            a.num_nodes == b.num_nodes && a.constants == b.constants && a.program == b.program &&
            a.threads == b.threads && a.signals == b.signals && a.properties == b.properties &&
-           a.expected == b.expected && a.scratch == b.scratch;
+           a.expected == b.expected && a.expected_on == b.expected_on && a.scratch == b.scratch;
   }
 };
 

@@ -206,8 +206,7 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
   }
   Schedule out;
   const uint64_t kernel = get(255);
-  if (kernel != static_cast<uint64_t>(KernelModel::kLegacy418) &&
-      kernel != static_cast<uint64_t>(KernelModel::kLegacy60)) {
+  if (kernel == 0 || kernel > kMaxKernelModel) {
     throw fail(prefix.size(), "schedule token names an unknown kernel model");
   }
   out.kernel = static_cast<KernelModel>(kernel);

@@ -42,6 +42,9 @@ const char* TraceKindName(TraceKind k) {
     case TraceKind::kKill: return "kill";
     case TraceKind::kAssertFail: return "assert_fail";
     case TraceKind::kObserve: return "observe";
+    case TraceKind::kBlock: return "block";
+    case TraceKind::kWake: return "wake";
+    case TraceKind::kDeadlock: return "deadlock";
   }
   return "unknown";
 }
@@ -151,7 +154,8 @@ std::string InstrText(const Scenario& s, uint32_t i) {
     case Op::kTgkill:
       return t + " " + (in.use_imm ? ThreadName(s, static_cast<int>(in.imm)) : Reg(in.rs)) + ", " +
              SignalName(in.aux);
-    case Op::kMembarrierRseq: return t + " " + (in.use_imm ? Dec(in.imm) : Reg(in.rs));
+    case Op::kMembarrierRseq: case Op::kSleep: return t + " " + (in.use_imm ? Dec(in.imm) : Reg(in.rs));
+    case Op::kFutexWait: case Op::kFutexWake: return t + " " + Reg(in.rs) + ", " + SecondOperand(in);
     case Op::kAssert: {
       std::string a = t + " " + Reg(in.rs) + " " + CmpName(static_cast<CmpKind>(in.aux)) + " " + SecondOperand(in);
       if (in.target < p.strings.size() && !p.strings[in.target].empty()) a += ", \"" + p.strings[in.target] + "\"";
@@ -283,6 +287,17 @@ std::string Cell(const Scenario& s, const TraceEntry& e) {
              (e.detail.empty() ? "" : ": " + e.detail);
     case TraceKind::kObserve:
       return "   " + who + " observe " + StringAt(p, e.a) + "=" + ValueText(s, e.b);
+    case TraceKind::kBlock: {
+      if (e.a == 0) return "zz " + who + " sleeps until t=" + Dec(e.b) + "ns";
+      const std::string at = SymbolAt(s, static_cast<uint64_t>(e.a));
+      return "zz " + who + " FUTEX_WAIT " + (at.empty() ? Hex(static_cast<uint64_t>(e.a)) : at) + " (blocked)";
+    }
+    case TraceKind::kWake:
+      return "^^ " + who + " woken by " +
+             (e.a >= 0 ? ThreadName(s, e.a) : std::string(e.b != 0 ? "a signal" : "the clock")) + " (r0=" + Dec(e.b) +
+             ")";
+    case TraceKind::kDeadlock:
+      return "XX DEADLOCK: " + e.detail;
   }
   return who + " " + TraceKindName(e.kind);
 }
@@ -290,7 +305,8 @@ std::string Cell(const Scenario& s, const TraceEntry& e) {
 // Rows written across the lanes, untruncated: entries tied to no CPU, and
 // the failures (whose reason must be readable in full).
 bool SpansLanes(const TraceEntry& e, int ncpus) {
-  return e.cpu < 0 || e.cpu >= ncpus || e.kind == TraceKind::kKill || e.kind == TraceKind::kAssertFail;
+  return e.cpu < 0 || e.cpu >= ncpus || e.kind == TraceKind::kKill || e.kind == TraceKind::kAssertFail ||
+         e.kind == TraceKind::kDeadlock;
 }
 
 std::string Fit(const std::string& text, size_t width) {
@@ -542,7 +558,7 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
   out += "\nverdict: ";
   out += r.verdict == Verdict::kPass ? std::string("PASS") : "FAIL (" + std::string(VerdictName(r.verdict)) + ")";
   if (!r.message.empty()) out += ": " + r.message;
-  out += "   [scenario expects: " + ExpectedText(s.expected) + "]\n";
+  out += "   [scenario expects: " + ExpectedText(s.ExpectedOn(r.schedule.kernel)) + "]\n";
   return out;
 }
 

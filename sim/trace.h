@@ -31,6 +31,9 @@ enum class TraceKind : uint8_t {
   kKill,        // process killed: a = signal number; detail holds the reason
   kAssertFail,  // assert failed at pc
   kObserve,     // observe: a = string index, b = value
+  kBlock,       // thread left its CPU to wait: a = futex address (FUTEX_WAIT) or 0, b = wake time in ns (sleep) or 0
+  kWake,        // thread made runnable on cpu: a = waking thread (-1: clock or signal), b = its r0 (0 or -EINTR)
+  kDeadlock,    // every live thread waits on a futex (a = live threads); detail holds who waits where
 };
 const char* TraceKindName(TraceKind k);
 
@@ -38,7 +41,7 @@ struct TraceEntry {
   uint64_t step = 0;   // instructions executed before this entry
   TraceKind kind = TraceKind::kStep;
   int8_t cpu = -1;
-  int8_t thread = -1;
+  int16_t thread = -1;  // up to kMaxThreads
   uint8_t depth = 0;   // signal nesting depth of the thread's running context (0 = main)
   uint32_t pc = 0;     // global instruction index (meaningful for kStep, kAbort, ...)
   int64_t a = 0;

@@ -15,7 +15,6 @@ namespace {
 
 constexpr uint32_t kMaxArrayElements = 1u << 20;
 constexpr uint64_t kMaxDataBytes = 1ull << 28;  // all symbols together, all CPUs
-constexpr int kSigKill = 9;
 constexpr int kSigStop = 19;
 constexpr const char* kSigHint = "add `sig 0x53053053` right before the abort label, or mark the descriptor `unchecked`";
 
@@ -85,7 +84,7 @@ class Validator {
       Add(s_.threads[kMaxThreads].loc,
           "too many threads (" + std::to_string(s_.threads.size()) + "; at most " + std::to_string(kMaxThreads) + ")");
     }
-    if (s_.expected > Verdict::kStepLimit) Add({}, "invalid expected verdict");
+    if (s_.expected > kLastVerdict) Add({}, "invalid expected verdict");
   }
 
   void CheckConstants() {
@@ -186,7 +185,7 @@ class Validator {
   }
 
   void CheckInstr(const Function& f, const Instr& in) {
-    if (in.op > Op::kNop) {
+    if (in.op > kLastOp) {
       Add(in.loc, "invalid opcode " + std::to_string(static_cast<int>(in.op)));
       return;
     }

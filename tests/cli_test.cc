@@ -129,7 +129,7 @@ TEST(CliTest, ExitCodeFollowsTheVerdict) {
       {{"run", Fixture("cli_counter.rsq"), "-D", "OPS=3", "-D", "THREADS=3"}, 0, "w2"},
       {{"run", Fixture("cli_fail.rsq")}, 1, "FAIL  x == WANT"},
       {{"run", Fixture("cli_assert.rsq")}, 1, "FAIL (assert)"},
-      {{"run", Fixture("cli_spin.rsq"), "--max-steps", "50"}, 1, "steplimit"},
+      {{"run", Fixture("cli_spin.rsq"), "--max-steps", "50"}, 1, "livelock"},
   };
   for (const Case& c : cases) {
     CliResult r = RunCli(c.args);

@@ -25,14 +25,17 @@ struct Golden {
   size_t decisions;   // its entries: events plus the CPU switches it needs
 };
 
-// Every planted bug needs exactly one event (none passes: BuggyScenarioTest).
+// Every planted bug needs exactly one event (none passes: BuggyScenarioTest),
+// except the ABBA deadlock, which the interleaving of two CPUs reaches with one
+// switch and no event.
 // cpu_not_rechecked and stale_cpu_retry also need w1 to run on CPU 0 between
 // w0's load and store: one switch.
 const std::map<std::string, Golden>& Goldens() {
   static const std::map<std::string, Golden> g = {
       {"buggy/commit_not_last", {1, 1}},   {"buggy/cpu_not_rechecked", {1, 2}},
       {"buggy/no_signature", {1, 1}},      {"buggy/stale_cpu_retry", {1, 2}},
-      {"buggy/store_before_commit", {1, 1}},
+      {"buggy/store_before_commit", {1, 1}}, {"buggy/abba_deadlock", {0, 1}},
+      {"buggy/abort_retry_livelock", {1, 1}},
   };
   return g;
 }
@@ -133,7 +136,13 @@ TEST_P(MinimizeBuggyTest, MinimizeEventsReachesAndProvesTheGoldenCount) {
     const Schedule min = MinimizeEvents(s, f.schedule, f.verdict, search, &st);
     EXPECT_TRUE(st.reproduced);
     EXPECT_TRUE(st.fewest_events_proven);
-    EXPECT_GT(st.search_executions, 0u);
+    // Fewer events than one is nothing to search for: a failure found by the
+    // CPUs' interleaving alone (abba_deadlock) is minimal as it stands.
+    if (golden.events > 0) {
+      EXPECT_GT(st.search_executions, 0u);
+    } else {
+      EXPECT_EQ(st.search_executions, 0u);
+    }
     EXPECT_EQ(min.NumEvents(), golden.events) << EncodeSchedule(s, min);
     EXPECT_EQ(st.events_after, golden.events);
     EXPECT_EQ(Replay(s, {}, min).verdict, f.verdict);

@@ -523,7 +523,7 @@ TEST(OracleCheckTest, LivelockCycle) {
   RunOptions o = Recording(true);
   o.max_steps = 2000;
   const ExecutionResult r = Replay(s, {At(2, Decision::Migrate(0, 1))}, o);
-  ASSERT_EQ(r.verdict, Verdict::kStepLimit);
+  ASSERT_EQ(r.verdict, Verdict::kLivelock);
   const std::string cycle =
       "retry: shl r2, r1, 6 \u2192 add r2, r2, r10 \u2192 rseq_arm inc_cs \u2192 start: rseq_load r6, cpu_id "
       "\u2192 bne r6, r1, abort \u2192 abort: add r9, r9, 1 \u2192 blt r9, 1000000, retry \u2192 retry "
@@ -545,7 +545,7 @@ TEST(OracleCheckTest, LivelockCycleWithKernelAborts) {
   std::vector<ScheduleEntry> preempts;
   for (uint64_t b = 7; b < 80; b += 7) preempts.push_back(At(b, Decision::Preempt(0)));
   const ExecutionResult r = Replay(s, preempts, o);
-  ASSERT_EQ(r.verdict, Verdict::kStepLimit) << r.message;
+  ASSERT_EQ(r.verdict, Verdict::kLivelock) << r.message;
   EXPECT_EQ(DescribeCycle(s, r, 0),
             "retry: shl r2, r1, 6 \u2192 add r2, r2, r10 \u2192 rseq_arm inc_cs \u2192 start: rseq_load r6, cpu_id "
             "\u2192 (kernel abort to abort) \u2192 abort: add r9, r9, 1 \u2192 blt r9, 1000000, retry \u2192 retry "

@@ -35,8 +35,15 @@
 
 namespace rseqmc::rules {
 
+// The run options' kernel for an ABI: its newest version ("4.18" stands for
+// 4.18-5.19, "6.18" for 6.0-6.18, "6.19").
 inline KernelVersion Kernel(KernelModel m) {
-  return m == KernelModel::kLegacy418 ? KernelVersion{m, "4.18"} : KernelVersion{m, "6.18"};
+  switch (m) {
+    case KernelModel::kLegacy418: return {m, "4.18"};
+    case KernelModel::kLegacy60: return {m, "6.18"};
+    case KernelModel::k619: return {m, "6.19"};
+  }
+  return {m, "?"};
 }
 
 // Global instruction index of `label` in function `func`.

@@ -123,7 +123,8 @@ inline void InstallScenarioSignals(const Scenario& s, void (*handler)(int, sigin
 // last such thread's). A thread that made more observations than its slots
 // (JitOptions::observation_slots) has only the stored ones copied, and
 // res.harness_error (if still empty) says so: the run hit a harness limit and
-// its observations cannot be compared.
+// its observations cannot be compared; likewise a thread whose IR trace
+// filled its slots (JitProgram's trace_slots).
 inline void CollectRecords(const JitProgram& jit, RealResult& res) {
   const Scenario& s = jit.scenario();
   const int n = static_cast<int>(s.threads.size());
@@ -147,6 +148,12 @@ inline void CollectRecords(const JitProgram& jit, RealResult& res) {
                           "loop bound)";
     }
     rt.pcs = jit.IrTrace(t);
+    if (!rt.pcs.empty() && rt.pcs.size() >= jit.trace_slots() && res.harness_error.empty()) {
+      res.harness_error = "harness limit: " + s.threads[t].name + "'s IR trace filled its " +
+                          std::to_string(jit.trace_slots()) +
+                          " slots, so the instructions past them are not known (not a disagreement; "
+                          "construct the JitProgram with more trace slots)";
+    }
     if (rec->assert_failed) {
       res.verdict = Verdict::kAssertFailed;
       const uint32_t pc = rec->assert_pc;

@@ -21,7 +21,8 @@
 // A disagreement seen once is re-run; one that does not reproduce counts as
 // `flaky` (a real preemption the tracer did not cause), neither as an
 // agreement nor as a disagreement. Executions the simulator ends at its step
-// limit are not compared (`not_comparable`). A kernel run the harness could
+// limit while the threads still make progress are not compared
+// (`not_comparable`); a livelock or deadlock is (tracer.h, Plan::open_end). A kernel run the harness could
 // not complete (timeout, a ptrace or tracee failure, more observations than
 // the harness stores) is no evidence about the model: it counts in
 // `harness_errors`, not in `compared` nor `disagreements`. A tracee that
@@ -98,7 +99,7 @@ struct CrosscheckReport {
   uint64_t harness_errors = 0;  // kernel runs the harness could not complete (not compared)
   std::vector<Disagreement> harness_error_details;  // the first few: token (if any) and why
   std::vector<std::string> flaky_details;  // "token: first difference" of some of them
-  uint64_t not_comparable = 0;  // the simulator hit its step limit (livelock suspect): not run on the kernel
+  uint64_t not_comparable = 0;  // the simulator hit its step limit with progress (steplimit): not run on the kernel
   // original bytes: schedules that cannot be forced at machine-instruction
   // granularity (OriginalLegs, tracer.h): not run; the first one's reason.
   uint64_t not_forceable = 0;

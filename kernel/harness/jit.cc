@@ -1,5 +1,6 @@
 #include "kernel/harness/jit.h"
 
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
@@ -732,6 +733,34 @@ void JitProgram::Compile() {
         store_r0();
         break;
       }
+      case Op::kFutexWait:
+      case Op::kFutexWake:
+        // futex(addr, FUTEX_WAIT_PRIVATE, expected, NULL) / futex(addr, FUTEX_WAKE_PRIVATE, n): the
+        // scenario's data lives at its simulated addresses, so rs holds the real address.
+        g.mov(g.rdi, R(in.rs));
+        g.mov(g.esi, in.op == Op::kFutexWait ? FUTEX_WAIT_PRIVATE : FUTEX_WAKE_PRIVATE);
+        load_b(in, g.rdx);
+        g.xor_(g.r10d, g.r10d);
+        g.mov(g.eax, SYS_futex);
+        g.syscall();
+        store_r0();
+        break;
+      case Op::kSleep:
+        // nanosleep(&{ns / 1e9, ns % 1e9}, NULL); a negative ns gives an invalid timespec: -EINVAL.
+        load_arg(in, g.rax);
+        g.cqo();
+        g.mov(g.rcx, 1000000000);
+        g.idiv(g.rcx);
+        g.sub(g.rsp, 16);
+        g.mov(g.qword[g.rsp], g.rax);
+        g.mov(g.qword[g.rsp + 8], g.rdx);
+        g.mov(g.rdi, g.rsp);
+        g.xor_(g.esi, g.esi);
+        g.mov(g.eax, SYS_nanosleep);
+        g.syscall();
+        g.add(g.rsp, 16);
+        store_r0();
+        break;
       case Op::kRseqRegister:
       case Op::kRseqUnregister:
         g.xor_(g.eax, g.eax);

@@ -211,6 +211,9 @@ class JitProgram {
   std::vector<uint8_t> ReadMemory() const;
   // The IR trace recorded by thread t.
   std::vector<uint32_t> IrTrace(int t) const;
+  // Its capacity per thread (IR instructions); a full trace may have lost the
+  // instructions past it.
+  uint32_t trace_slots() const { return trace_slots_; }
 
   // The offset of struct rseq from the thread pointer (glibc's __rseq_offset,
   // or ours), and the registered length.

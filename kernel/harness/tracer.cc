@@ -117,6 +117,31 @@ bool Ignored(const Scenario& s, int signo) {
   return signo == SIGCHLD || signo == SIGCONT || signo == SIGURG || signo == SIGWINCH || signo == SIGSTOP ||
          signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
 }
+
+// Where a thread woken at trace entry `wake` first stops on the kernel: the
+// boundary it returns to user space at (its next step, the abort_ip the
+// return's rseq fix-up sent it to, a handler's first instruction, or where an
+// event finds it while it waits in a run queue); -2 if it never runs again.
+int64_t WokenNextPc(const Trace& trace, size_t wake, int thread) {
+  for (size_t i = wake + 1; i < trace.size(); ++i) {
+    const TraceEntry& e = trace[i];
+    if (e.thread != thread) continue;
+    switch (e.kind) {
+      case TraceKind::kAbort: return e.a;
+      case TraceKind::kStep:
+      case TraceKind::kSignalFrame:
+      case TraceKind::kPreempt:
+      case TraceKind::kMigrate:
+      case TraceKind::kSignal:
+      case TraceKind::kIpi: return e.pc;
+      case TraceKind::kExit:
+      case TraceKind::kKill: return -2;
+      default: break;
+    }
+  }
+  return -2;
+}
+
 }  // namespace
 
 Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected,
@@ -162,6 +187,8 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
       case TraceKind::kSignal:
       case TraceKind::kIpi:
       case TraceKind::kYield: {
+        // tgkill(SIGKILL) ends the process in the sender's run (kKill below).
+        if (e.kind == TraceKind::kSignal && e.a == SIGKILL) break;
         const bool injected_event = inj.count(i) != 0;
         if (injected_event) ++plan.events;
         if (e.thread < 0) break;  // IPI of an idle CPU: nothing to do
@@ -193,12 +220,41 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
         plan.actions.push_back(a);
         break;
       }
+      case TraceKind::kBlock: {
+        // The thread's last step (futex_wait, sleep) put it to sleep: its run
+        // ends there, with no trap to wait for.
+        PlanAction* last = open ? &run : (plan.actions.empty() ? nullptr : &plan.actions.back());
+        if (last != nullptr && last->kind == PlanAction::Kind::kRun && last->thread == e.thread &&
+            !plan.pcs[e.thread].empty()) {
+          last->blocks = true;
+          last->arg = s.program.code[plan.pcs[e.thread].back()].op == Op::kSleep ? SYS_nanosleep : SYS_futex;
+        }
+        flush();
+        break;
+      }
+      case TraceKind::kWake:
+        // Woken by a FUTEX_WAKE in another thread's run (which stops right
+        // after it, so that one thread runs at a time), by the clock or by a
+        // signal: the woken thread returns to user space on its own.
+        flush();
+        run_end.resize(plan.actions.size() + 1, 0);
+        run_end.back() = i;
+        plan.actions.push_back(PlanAction{PlanAction::Kind::kWoken, e.thread, 0, -1, -2});
+        break;
       case TraceKind::kKill:
       case TraceKind::kAssertFail:
         // The kernel kills the process when this thread next returns to user
         // space (rseq validation), or its next instruction faults or fails
         // an assert: resume it for that instruction and expect the end.
-        if (e.thread >= 0) {
+        if (e.thread >= 0 && open && run.thread == e.thread && !plan.pcs[e.thread].empty() &&
+            s.program.code[plan.pcs[e.thread].back()].op == Op::kTgkill &&
+            s.program.code[plan.pcs[e.thread].back()].aux == SIGKILL) {
+          // tgkill(SIGKILL): the process dies inside the sender's run, in
+          // its tgkill (complete_signal()'s group exit).
+          plan.kill_thread = e.thread;
+          run.next_pc = kExpectDeath;
+          flush();
+        } else if (e.thread >= 0) {
           plan.kill_thread = e.thread;
           plan.kill_pc = e.pc;
           flush();
@@ -213,12 +269,19 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
     }
   }
   flush();
+  if (r.verdict == Verdict::kDeadlock || r.verdict == Verdict::kLivelock || r.verdict == Verdict::kStepLimit) {
+    plan.open_end = r.verdict;
+  }
   // next_pc of each run: where the thread is at the next trace entry about it
   // (its next step, the pc an event or abort found it at, the first
   // instruction of a handler whose frame the kernel pushed on its own), or -1 when it exits after the run, -2 when the run ends.
   for (size_t ai = 0; ai < plan.actions.size(); ++ai) {
     PlanAction& a = plan.actions[ai];
-    if (a.kind != PlanAction::Kind::kRun || a.next_pc == kExpectDeath) continue;
+    if (a.kind == PlanAction::Kind::kWoken) {
+      a.next_pc = WokenNextPc(r.trace, run_end[ai], a.thread);
+      continue;
+    }
+    if (a.kind != PlanAction::Kind::kRun || a.next_pc == kExpectDeath || a.blocks) continue;
     a.next_pc = a.thread < static_cast<int>(r.threads.size()) && r.threads[a.thread].exited ? -1 : -2;
     for (size_t i = run_end[ai] + 1; i < r.trace.size(); ++i) {
       const TraceEntry& e = r.trace[i];
@@ -538,6 +601,8 @@ class Session {
     plain.assign(n_, false);
     done.assign(n_, false);
     resumed_plainly.assign(n_, false);
+    asleep.assign(n_, false);
+    woke.assign(n_, false);
     original_ = jit.options().original_code;
     original_aborts.assign(n_, 0);
     breakpoint.assign(n_, 0);
@@ -561,6 +626,78 @@ class Session {
   int exit_status = 0;       // or its exit status
   bool assert_failed = false;
   bool death_expected = false;  // the running plan action expects the process to die (kExpectDeath)
+  std::vector<bool> asleep;     // put to sleep in the kernel by a `blocks` run; its next stop not yet seen
+  std::vector<bool> woke;       // was asleep; its stop after waking was seen (at_pc is where)
+  std::optional<Verdict> open_end;  // Plan::open_end
+
+  // /proc/<tid>/stat's state letter of thread t ('S' asleep, 't' in a ptrace
+  // stop, 'R' running), and the number of the system call it sleeps in
+  // (/proc/<tid>/syscall; -1 when it runs or the file cannot be read).
+  char ProcState(int t, long* syscall_nr) const {
+    const std::string dir = "/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tids[t]);
+    *syscall_nr = -1;
+    std::ifstream sc(dir + "/syscall");
+    std::string first;
+    if (sc >> first && !first.empty() && first[0] >= '0' && first[0] <= '9') *syscall_nr = std::atol(first.c_str());
+    std::ifstream st(dir + "/stat");
+    std::string line;
+    if (!std::getline(st, line)) return 0;
+    const size_t rp = line.rfind(')');
+    return rp != std::string::npos && rp + 2 < line.size() ? line[rp + 2] : 0;
+  }
+  // After a `blocks` run of t ending in system call `nr` (futex, nanosleep):
+  // waits until /proc shows t asleep in it. A futex_wait that returned (its
+  // thread stopped at a trap instead) is a divergence; a nanosleep may end
+  // before it is seen (its stop is then collected as the woken thread's). The
+  // thread needs microseconds to get there; the 2 s limit is a margin of
+  // 1000 over what a loaded host (load 35) was seen to take for a wake-up.
+  bool WaitAsleep(int t, long nr) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (;;) {
+      long in = -1;
+      const char state = ProcState(t, &in);
+      if (state == 'S' && in == nr) break;
+      if (state != 'R' && state != 'S' && state != 'D') {
+        if (nr == SYS_nanosleep) break;
+        res_.divergence = s_.threads[t].name + " did not sleep in futex_wait on the kernel (the call returned; " +
+                          "the simulator has it wait)";
+        return false;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        Fail(s_.threads[t].name + " did not reach its sleep in system call " + std::to_string(nr) + " within 2 s");
+        return false;
+      }
+      timespec ts{0, 50 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+    asleep[t] = true;
+    Log(s_.threads[t].name + " sleeps in the kernel (system call " + std::to_string(nr) + ")");
+    return true;
+  }
+  // The plan's kWoken for t: waits for t's first stop after waking (other
+  // woken threads' stops are kept for their own kWoken) and checks it is at
+  // `next_pc` (-2: not checked). False if the run ends or diverged here.
+  bool CollectWoken(int t, int64_t next_pc) {
+    while (!woke[t]) {
+      int got_t = -1;
+      const Got got = Next(&got_t);
+      if (got == Got::kWoke) continue;
+      if (got == Got::kTrap || got == Got::kDone) {
+        res_.divergence = s_.threads[got_t].name + " stopped while " + s_.threads[t].name + " was waking up";
+      }
+      return false;
+    }
+    woke[t] = false;
+    Log(s_.threads[t].name + " woke and stopped at " + s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])));
+    if (next_pc >= 0 && at_pc[t] != next_pc) {
+      res_.divergence = s_.threads[t].name + " woke and stopped at " +
+                        s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) + "; the simulation has it at " +
+                        s_.program.DescribeIndex(static_cast<uint32_t>(next_pc));
+      return false;
+    }
+    return true;
+  }
+
   // Original-bytes mode (tracer.h): aborts counted at the abort_ip breakpoints,
   // and each thread's DR0 (0 = disarmed).
   bool original_ = false;
@@ -785,12 +922,15 @@ class Session {
         plain[t] = true;
         break;
       case PlanAction::Kind::kRun:
+      case PlanAction::Kind::kWoken:
         break;
     }
   }
 
   // What one wait produced, after handling the stops that need no decision.
-  enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError };
+  // kWoke: a thread that was asleep in the kernel stopped at its first
+  // boundary after waking (at_pc set, woke[t] set).
+  enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError, kWoke };
   // Runs thread t for one kRun action: resumes it (plainly if an event is
   // due) for leg.countdown JIT instructions; in original-bytes mode first to
   // the staging stop, then quietly on to the DR0 breakpoint (tracer.h).
@@ -911,6 +1051,11 @@ class Session {
           return Got::kOther;
         }
         at_pc[*t] = idx;
+        if (asleep[*t]) {
+          asleep[*t] = false;
+          woke[*t] = true;
+          return Got::kWoke;
+        }
         return Got::kTrap;
       }
       // A signal-delivery-stop: deliver (handler or default action), or
@@ -987,6 +1132,7 @@ class Session {
     }
     if (assert_failed) return RunEnd::kCompleted;
     if (!res_.divergence.empty()) return RunEnd::kLeftPlan;
+    if (open_end) return DecideOpenEnd();
     for (int t = 0; t < n_; ++t) {
       if (done[t]) continue;
       res_.harness_error =
@@ -994,6 +1140,34 @@ class Session {
           (at_pc[t] >= 0 ? s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])) : std::string("?")) + ")";
       return RunEnd::kHarnessError;
     }
+    return RunEnd::kCompleted;
+  }
+
+  // The end of a plan that leaves threads alive (Plan::open_end): each
+  // thread the plan put to sleep must still sleep there; for a deadlock every
+  // live thread must sleep in futex_wait. Then the run has the plan's verdict.
+  RunEnd DecideOpenEnd() {
+    std::string sleepers;
+    for (int t = 0; t < n_; ++t) {
+      if (done[t]) continue;
+      long in = -1;
+      const char state = asleep[t] ? ProcState(t, &in) : 't';
+      const bool in_futex = state == 'S' && in == SYS_futex;
+      if (asleep[t] && state != 'S') {
+        res_.divergence = s_.threads[t].name + " woke on the kernel; the simulator has it asleep to the end";
+        return RunEnd::kLeftPlan;
+      }
+      if (*open_end == Verdict::kDeadlock && !in_futex) {
+        res_.divergence = s_.threads[t].name + " does not sleep in futex_wait at the end on the kernel; the " +
+                          "simulator ends in a deadlock";
+        return RunEnd::kLeftPlan;
+      }
+      if (in_futex) sleepers += (sleepers.empty() ? "" : ", ") + s_.threads[t].name;
+    }
+    res_.verdict = *open_end;
+    res_.message = *open_end == Verdict::kDeadlock
+                       ? "every live thread sleeps in futex_wait on the kernel (" + sleepers + ")"
+                       : "the kernel followed the simulated execution to its step budget";
     return RunEnd::kCompleted;
   }
 
@@ -1182,11 +1356,16 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
                                 [](const PlanAction& a) { return a.kind == PlanAction::Kind::kIpi; });
   Session ss(jit, opt, res, ipis);
   const Scenario& s = jit.scenario();
+  ss.open_end = plan.open_end;
   ss.Setup();
   for (size_t ai = 0; ai < plan.actions.size() && !ss.dead && !ss.assert_failed && res.divergence.empty(); ++ai) {
     const PlanAction& a = plan.actions[ai];
     const int t = a.thread;
     const std::string who = s.threads[t].name;
+    if (a.kind == PlanAction::Kind::kWoken) {
+      if (!ss.CollectWoken(t, a.next_pc)) break;
+      continue;
+    }
     if (a.kind != PlanAction::Kind::kRun) {
       ss.ApplyEvent(t, a.kind, a.arg, a.blocked);
       continue;
@@ -1197,8 +1376,20 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
     }
     ss.death_expected = a.next_pc == kExpectDeath;
     const OriginalLeg leg = legs.empty() ? OriginalLeg{a.steps, 0, -1, 0} : legs[ai];
+    if (a.blocks) {
+      // The run ends asleep in the kernel: no trap to wait for.
+      if (!ss.Resume(t, leg.countdown, ss.plain[t], 0)) {
+        ss.Fail("resuming " + who + " failed: " + std::strerror(errno));
+        ss.dead = true;
+        break;
+      }
+      ss.plain[t] = false;
+      if (!ss.WaitAsleep(t, a.arg)) break;
+      continue;
+    }
     int got_t = -1;
-    const Session::Got got = ss.RunLeg(t, leg, &got_t);
+    Session::Got got = ss.RunLeg(t, leg, &got_t);
+    while (got == Session::Got::kWoke) got = ss.Next(&got_t);
     if (got == Session::Got::kDeath || got == Session::Got::kError || got == Session::Got::kAssert ||
         got == Session::Got::kOther) {
       break;

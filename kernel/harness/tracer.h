@@ -53,6 +53,7 @@
 #define RSEQMC_KERNEL_HARNESS_TRACER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct PlanAction {
     kSignal,   // injected signal `arg`
     kIpi,      // injected membarrier-RSEQ IPI of CPU `arg`
     kTouched,  // a program action (tgkill, membarrier, yield) hit the thread: resume it plainly
+    kWoken,    // the thread, asleep in the kernel after a `blocks` run, was woken (FUTEX_WAKE of another
+               // thread, its nanosleep's end, a signal): it returns to user space and must stop at its
+               // next boundary, `next_pc`, without being resumed
   };
   Kind kind = Kind::kRun;
   int thread = 0;
@@ -78,6 +82,11 @@ struct PlanAction {
   int64_t next_pc = -1;  // kRun: pc of the thread's next instruction; -1 = it exits; -2 = the run ends;
                          // kExpectDeath = the kernel kills the process when the thread resumes
   bool blocked = false;  // kSignal: the thread blocks it (pending, no rseq event until it is delivered)
+  // kRun: the run's last instruction (futex_wait, sleep) puts the thread to
+  // sleep in the kernel (the simulator's kBlock): no trap follows; the tracer
+  // waits until /proc shows it asleep in that system call, and a kWoken
+  // action later collects its stop.
+  bool blocks = false;
 };
 inline constexpr int64_t kExpectDeath = -3;
 
@@ -89,6 +98,14 @@ struct Plan {
   uint32_t events = 0;                     // injected events
   int kill_thread = -1;                    // the thread the process was killed in (kKill), if any
   int64_t kill_pc = -1;                    // and where (a faulting instruction may show in its IR trace)
+  // Set when the simulated execution ended with threads alive: kDeadlock
+  // (every live thread asleep on a futex), kLivelock or kStepLimit (its step
+  // budget ran out). The kernel run then ends at the plan's end with the same
+  // threads alive: asleep in futex_wait (checked in /proc) for a deadlock,
+  // stopped where the plan leaves them otherwise; the run is completed and
+  // given this verdict, the kernel having followed the simulated execution
+  // instruction for instruction up to that point (CompareRuns checks it).
+  std::optional<Verdict> open_end;
 };
 
 // A Scheduler wrapper that remembers at which trace position each injected

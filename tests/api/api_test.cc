@@ -261,10 +261,22 @@ TEST(ApiRapidcheck, CorrectOperationIsSafeInGeneratedWorkloads) {
 TEST(ApiRapidcheck, PlantedBugIsFoundByTheGenerator) {
   // Without the cpu_id compare, a workload with two unpinned threads sharing
   // a CPU loses an increment; RapidCheck must find one and shrink it.
-  EXPECT_FALSE(rc::check("add without the cpu check is rseq-safe", [] {
-    const auto w = *rseqmc::rcgen::GenCounterWorkload(AddOp(false), "add_op", /*max_threads=*/2);
-    RC_ASSERT(rseqmc::api::Check(w.Build(), Kernel618()).status == Status::kPass);
-  }));
+  // A fixed seed makes the search repeatable: rc::check draws a new seed per
+  // run, and some seeds (2066650429744630304) pass all its 100 tests: the
+  // first tests are small, mostly one CPU or one thread, where the bug cannot
+  // show (found after 51-65 tests on other seeds).
+  rc::detail::TestParams params;
+  params.seed = 20261202;
+  params.maxSuccess = 1000;
+  const rc::detail::TestResult r = rc::detail::checkTestable(
+      [] {
+        const auto w = *rseqmc::rcgen::GenCounterWorkload(AddOp(false), "add_op", /*max_threads=*/2);
+        RC_ASSERT(rseqmc::api::Check(w.Build(), Kernel618()).status == Status::kPass);
+      },
+      rc::detail::TestMetadata{}, params);
+  rc::detail::FailureResult failure;
+  ASSERT_TRUE(r.match(failure)) << "the generator did not find the lost increment";
+  EXPECT_NE(failure.counterExample.size(), 0u);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
+#include "sim/kernel/abi.h"
 #include "sim/kernel_model.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
@@ -121,8 +122,8 @@ po::options_description VisibleOptions() {
       ("define,D", po::value<std::vector<std::string>>()->value_name("NAME=VALUE"),
        "Override the scenario constant NAME in every FILE (repeatable). Needs FILE.")
       ("kernel", po::value<std::string>()->value_name("VERSION"),
-       "rseq semantics to model: 4.18 .. 5.19 or 6.0 .. 6.18 (default: the running kernel if modelled, "
-       "else 6.18).")
+       "rseq ABI to model (rseqmc kernels): 4.18 .. 5.19, 6.0 .. 6.18 or 6.19 (default: the running kernel's "
+       "if modelled, else 6.18; without FILE and --kernel, every built-in under every ABI).")
       ("max-steps", po::value<std::string>()->value_name("N"),
        "Instructions per execution before the verdict 'steplimit' (default 100000).")
       ("max-executions", po::value<std::string>()->value_name("N"),
@@ -233,6 +234,8 @@ struct Target {
   std::string arg;   // FILE as given, or the built-in name
   std::string name;  // shown in reports
   Scenario scenario;
+  KernelVersion kernel;  // the ABI it is checked under
+  Verdict expected() const { return scenario.ExpectedOn(kernel.model); }
 };
 
 // The result of checking one scenario.
@@ -268,7 +271,7 @@ std::string RunIdentity(const CheckArgs& a, const RunOptions& run, const std::ve
   for (const Target& t : targets) {
     char fp[16];
     std::snprintf(fp, sizeof fp, "%08x", ScenarioFingerprint(t.scenario));
-    id += " " + t.name + "@" + fp;
+    id += " " + t.name + "@" + fp + "/" + t.kernel.text;
   }
   id += "; strategy " + std::string(StrategyName(a.strategy)) + ", bounds " + a.bounds.ToString() + ", kernel " +
         KernelModelName(run.kernel.model) + ", max-steps " + std::to_string(run.max_steps) + ", seed " +
@@ -332,7 +335,7 @@ class Checker {
     ExploreOptions o;
     o.strategy = a_.strategy;
     o.bounds = a_.bounds;
-    o.run = run_;
+    o.run = RunFor(targets_[i]);
     o.seed = a_.seed;
     o.pct_depth = a_.pct_depth;
     o.max_executions = a_.max_executions;
@@ -388,7 +391,7 @@ class Checker {
     }
     c.interrupted = c.res.stop_reason == "interrupted";
     c.found = c.res.failure ? c.res.failure->verdict : Verdict::kPass;
-    c.as_expected = c.found == t.scenario.expected;
+    c.as_expected = c.found == t.expected();
     c.incomplete = !c.res.failure && !c.res.complete && !c.interrupted;
     if (c.res.failure) {
       ExploreOptions search = FewerEventsSearch(Options(i));
@@ -456,8 +459,8 @@ class Checker {
     std::ostringstream out;
     out << "== " << t.name << (s.file.empty() || s.file == t.name ? "" : " (" + s.file + ")") << "\n";
     out << "check:    strategy " << StrategyName(a_.strategy) << ", bounds " << a_.bounds.ToString()
-        << (a_.iterative ? " (iterative)" : "") << ", kernel " << run_.kernel.text << " ("
-        << KernelModelName(run_.kernel.model) << ")";
+        << (a_.iterative ? " (iterative)" : "") << ", kernel " << t.kernel.text << " ("
+        << KernelModelName(t.kernel.model) << ")";
     if (a_.strategy == StrategyKind::kRandom || a_.strategy == StrategyKind::kPct) out << ", seed " << a_.seed;
     if (a_.strategy == StrategyKind::kPct) out << ", depth " << a_.pct_depth;
     out << "\n";
@@ -468,7 +471,7 @@ class Checker {
     if (c.res.resumed_executions != 0) out << ", resumed after " << c.res.resumed_executions;
     if (c.from_checkpoint) out << ", from the checkpoint";
     out << "\n          " << StopText(c) << "\n";
-    out << "verdict:  " << ExpectText(c.found) << "   expected: " << ExpectText(s.expected) << "   -> "
+    out << "verdict:  " << ExpectText(c.found) << "   expected: " << ExpectText(t.expected()) << "   -> "
         << ResultWord(c) << "\n";
     if (c.cx) {
       const Counterexample& cx = *c.cx;
@@ -514,16 +517,34 @@ class Checker {
     std::string cx;
     if (c.cx) cx = c.cx->token + " (" + Plural(c.cx->stats.events_after, "event") + ")";
     std::printf("%-*s  %-14s %-14s %-11s %11llu %8llu %10s  %s\n", static_cast<int>(NameWidth()), t.name.c_str(),
-                ExpectText(t.scenario.expected).c_str(), ExpectText(c.found).c_str(), ResultWord(c).c_str(),
+                ExpectText(t.expected()).c_str(), ExpectText(c.found).c_str(), ResultWord(c).c_str(),
                 static_cast<unsigned long long>(c.res.executions),
                 static_cast<unsigned long long>(c.res.distinct_outcomes), Seconds(c.res.elapsed_s).c_str(),
                 cx.c_str());
   }
 
+  // The run options of target t: the common ones under its kernel ABI.
+  RunOptions RunFor(const Target& t) const {
+    RunOptions r = run_;
+    r.kernel = t.kernel;
+    return r;
+  }
+
+  // "kernel 6.18", or "kernels 4.18, 6.0, 6.19" when the targets use several.
+  std::string KernelsText() const {
+    std::vector<std::string> names;
+    for (const Target& t : targets_) {
+      if (std::find(names.begin(), names.end(), t.kernel.text) == names.end()) names.push_back(t.kernel.text);
+    }
+    std::string out = names.size() == 1 ? "kernel " : "kernels ";
+    for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+    return out;
+  }
+
   void PrintFooter(size_t done, size_t mismatches, size_t incomplete, bool interrupted, double total_s) {
-    std::printf("\n%s checked (%s, bounds %s%s, kernel %s): %zu as expected, %zu mismatches, %zu incomplete%s; %s.\n",
+    std::printf("\n%s checked (%s, bounds %s%s, %s): %zu as expected, %zu mismatches, %zu incomplete%s; %s.\n",
                 Plural(done, "scenario").c_str(), StrategyName(a_.strategy), a_.bounds.ToString().c_str(),
-                a_.iterative ? " iterative" : "", run_.kernel.text.c_str(), done - mismatches, mismatches, incomplete,
+                a_.iterative ? " iterative" : "", KernelsText().c_str(), done - mismatches, mismatches, incomplete,
                 interrupted ? ", INTERRUPTED" : "", Seconds(total_s).c_str());
     std::printf("A scenario's counterexample in full: %s check NAME; replay one: %s replay NAME --schedule TOKEN\n",
                 argv0_.c_str(), argv0_.c_str());
@@ -537,7 +558,7 @@ class Checker {
     std::snprintf(elapsed, sizeof elapsed, "%.3f", r.elapsed_s);
     std::ostringstream j;
     j << "{\"scenario\":" << JsonQuote(t.name) << ",\"file\":" << JsonQuote(t.scenario.file)
-      << ",\"kernel\":" << JsonQuote(run_.kernel.text) << ",\"kernel_model\":" << JsonQuote(KernelModelName(run_.kernel.model))
+      << ",\"kernel\":" << JsonQuote(t.kernel.text) << ",\"kernel_model\":" << JsonQuote(KernelModelName(t.kernel.model))
       << ",\"strategy\":" << JsonQuote(StrategyName(a_.strategy)) << ",\"bounds\":{\"max_events\":"
       << a_.bounds.max_events << ",\"max_preemptions\":" << bound(a_.bounds.max_preemptions)
       << ",\"max_migrations\":" << bound(a_.bounds.max_migrations) << ",\"max_signals\":"
@@ -546,7 +567,7 @@ class Checker {
       << ",\"iterative\":" << (a_.iterative ? "true" : "false")
       << ",\"seed\":" << (sampling ? std::to_string(a_.seed) : "null")
       << ",\"verdict\":" << JsonQuote(VerdictName(c.found)) << ",\"expected\":"
-      << JsonQuote(VerdictName(t.scenario.expected)) << ",\"as_expected\":" << (c.as_expected ? "true" : "false")
+      << JsonQuote(VerdictName(t.expected())) << ",\"as_expected\":" << (c.as_expected ? "true" : "false")
       << ",\"result\":" << JsonQuote(ResultWord(c)) << ",\"executions\":" << r.executions
       << ",\"redundant\":" << r.redundant << ",\"distinct_outcomes\":" << r.distinct_outcomes
       << ",\"max_depth\":" << r.max_depth << ",\"states\":" << r.states << ",\"bound_level\":" << r.bound_level
@@ -589,16 +610,28 @@ class Checker {
   bool progress_shown_ = false;
 };
 
+// FILEs under --kernel (default: the running kernel's ABI); without FILE
+// every built-in under --kernel, or, without --kernel, under every ABI
+// (`rseqmc kernels`), each against the verdict it expects there.
 std::vector<Target> LoadTargets(const CheckArgs& a) {
   std::vector<Target> targets;
+  const KernelVersion chosen = ChosenKernel(a.kernel);
   if (a.files.empty()) {
     for (const BuiltinScenario& b : BuiltinScenarios()) {
-      targets.push_back({b.name, b.name, ParseScenario(b.text, b.path)});
+      const Scenario s = ParseScenario(b.text, b.path);
+      if (a.kernel) {
+        targets.push_back({b.name, b.name, s, chosen});
+        continue;
+      }
+      for (const KernelAbi* abi : AllAbis()) {
+        const KernelVersion k{abi->info().model, abi->info().name};
+        targets.push_back({b.name, b.name + " @" + k.text, s, k});
+      }
     }
     return targets;
   }
   for (const std::string& f : a.files) {
-    targets.push_back({f, f, LoadScenario(f, a.defines)});
+    targets.push_back({f, f, LoadScenario(f, a.defines), chosen});
   }
   return targets;
 }

@@ -49,6 +49,16 @@ std::string ListHelp();
 int ImportCommand(const std::vector<std::string>& args);
 std::string ImportHelp();
 
+// `rseqmc kernels`: one block per modelled kernel ABI (name, versions,
+// description, source); the running kernel's is marked.
+int KernelsCommand(const std::vector<std::string>& args);
+std::string KernelsHelp();
+
+// `rseqmc diff-kernels A B FILE`: outcomes reachable under one kernel ABI and
+// not the other, each with a replay command. Exit 0 same, 1 different.
+int DiffKernelsCommand(const std::vector<std::string>& args, const std::string& argv0);
+std::string DiffKernelsHelp();
+
 }  // namespace rseqmc::cli
 
 #endif  // RSEQMC_TOOLS_RSEQMC_COMMANDS_H_

@@ -8,6 +8,7 @@
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
+#include "sim/kernel/abi.h"
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
 
@@ -46,8 +47,14 @@ int ListCommand(const std::vector<std::string>& args) {
   for (const BuiltinScenario& b : all) {
     try {
       const Scenario s = ParseScenario(b.text, b.path);
-      std::printf("%-*s  %-14s %s\n", static_cast<int>(width), b.name.c_str(), ExpectText(s.expected).c_str(),
-                  s.description.c_str());
+      std::string per_kernel;  // `expect ... on KERNEL` overrides
+      for (const Scenario::KernelExpectation& e : s.expected_on) {
+        per_kernel += std::string(per_kernel.empty() ? " [" : ", ") + AbiFor(e.kernel).info().name + ": " +
+                      ExpectText(e.verdict);
+      }
+      if (!per_kernel.empty()) per_kernel += "]";
+      std::printf("%-*s  %-14s %s%s\n", static_cast<int>(width), b.name.c_str(), ExpectText(s.expected).c_str(),
+                  s.description.c_str(), per_kernel.c_str());
     } catch (const InputError& e) {
       ++errors;
       std::fflush(stdout);

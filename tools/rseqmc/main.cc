@@ -6,6 +6,8 @@
 //   rseqmc crosscheck [FILE...]       compare with the running kernel (JIT + ptrace)
 //   rseqmc list                       the built-in scenarios
 //   rseqmc import OBJECT              lift rseq sections of an ELF file
+//   rseqmc kernels                    the modelled kernel ABIs (--kernel NAME)
+//   rseqmc diff-kernels A B FILE      outcomes one ABI reaches and the other not
 //   rseqmc help [COMMAND]             help
 //
 // Exit status: 0 pass, 1 failing verdict, 2 bad usage or input, 3 internal
@@ -37,6 +39,8 @@ std::string Overview() {
          "  rseqmc list                        list the built-in scenarios\n"
          "  rseqmc import OBJECT [--function NAME]  lift the rseq critical sections of an x86-64\n"
          "                                     ELF file into the IR and list them\n"
+         "  rseqmc kernels                     list the kernel rseq ABIs that --kernel selects\n"
+         "  rseqmc diff-kernels A B FILE       outcomes one kernel ABI reaches and the other does not\n"
          "  rseqmc help [COMMAND]              show help (all commands, or one)\n"
          "\n"
          "FILE is a scenario file in the .rsq format (scenarios/README.md) or the name of a\n"
@@ -44,7 +48,8 @@ std::string Overview() {
 }
 
 std::string FullHelp() {
-  return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + CrosscheckHelp() + "\n" + ListHelp() + "\n" + ImportHelp();
+  return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + CrosscheckHelp() + "\n" + ListHelp() + "\n" +
+         ImportHelp() + "\n" + KernelsHelp() + "\n" + DiffKernelsHelp();
 }
 
 int HelpCommand(const std::vector<std::string>& args) {
@@ -65,10 +70,14 @@ int HelpCommand(const std::vector<std::string>& args) {
     std::cout << ListHelp();
   } else if (args[0] == "import") {
     std::cout << ImportHelp();
+  } else if (args[0] == "kernels") {
+    std::cout << KernelsHelp();
+  } else if (args[0] == "diff-kernels") {
+    std::cout << DiffKernelsHelp();
   } else if (args[0] == "help") {
     std::cout << Overview();
   } else {
-    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, crosscheck, list, help)");
+    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, help)");
   }
   return kExitPass;
 }
@@ -84,7 +93,7 @@ int Main(int argc, char** argv) {
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   const bool known = command == "check" || command == "run" || command == "replay" || command == "crosscheck" || command == "list" ||
-                     command == "import" || command == "help";
+                     command == "import" || command == "kernels" || command == "diff-kernels" || command == "help";
   try {
     if (command == "check") return CheckCommand(rest, argv0);
     if (command == "run") return RunCommand(rest, argv0);
@@ -92,9 +101,11 @@ int Main(int argc, char** argv) {
     if (command == "replay") return ReplayCommand(rest, argv0);
     if (command == "list") return ListCommand(rest);
     if (command == "import") return ImportCommand(rest);
+    if (command == "kernels") return KernelsCommand(rest);
+    if (command == "diff-kernels") return DiffKernelsCommand(rest, argv0);
     if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
     if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
-    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, import, help)");
+    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, help)");
   } catch (const UsageError& e) {
     std::cout.flush();
     std::cerr << "rseqmc" << (known ? " " + command : std::string()) << ": " << e.what() << "\n"

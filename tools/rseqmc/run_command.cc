@@ -221,7 +221,7 @@ int RunAllBuiltins(const RunArgs& a) {
                                  std::to_string(EventCount(r, DecisionKind::kSignal)) + "/" +
                                  std::to_string(EventCount(r, DecisionKind::kIpi));
       std::printf("%-*s  %-14s %-14s %8llu  %-11s %s\n", static_cast<int>(width), b.name.c_str(),
-                  ExpectText(r.verdict).c_str(), ExpectText(s.expected).c_str(),
+                  ExpectText(r.verdict).c_str(), ExpectText(s.ExpectedOn(kernel.model)).c_str(),
                   static_cast<unsigned long long>(r.steps), events.c_str(), EncodeSchedule(s, r.schedule).c_str());
     } catch (const InputError& e) {
       ++errors;

@@ -1,0 +1,160 @@
+// Threads that block: futex wait/wake, nanosleep on the simulated clock, the
+// deadlock verdict, and the step budget's livelock verdict.
+//
+// Kernel rules followed (Linux 6.x):
+//   * FUTEX_WAIT / FUTEX_WAKE: kernel/futex/waitwake.c futex_wait_setup(),
+//     futex_wait(), futex_wake(); address checks in kernel/futex/core.c
+//     get_futex_key() (-EINVAL unless 4-byte aligned, -EFAULT if unmapped).
+//     Waiters of one word are woken in FIFO order (the hash bucket's plist
+//     orders equal priorities by arrival). A woken thread is queued on the CPU
+//     it last ran on (try_to_wake_up's select_task_rq is not modelled).
+//   * Blocking is a context switch: prepare_task_switch() -> rseq_preempt()
+//     (rule 8), so a thread that blocks inside a critical section aborts when
+//     it runs again.
+//   * A signal that the thread does not block, generated for a thread that
+//     waits or sleeps, wakes it (signal_wake_up()); the call returns -EINTR
+//     (handlers are installed without SA_RESTART).
+//
+// Simulated time: instructions take no time; the clock (now_ns_) moves only
+// when every CPU is idle, to the earliest sleeper's wake time. So a sleep
+// lasts "until nothing else can run and the clock reaches its end": the order
+// of wake-ups is that of the deadlines, whatever the instruction counts.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "sim/machine.h"
+#include "sim/trace.h"
+
+namespace rseqmc {
+namespace {
+constexpr int64_t kEagain = -11, kEinvalErr = -22, kEfault = -14, kEintr = -4;
+}  // namespace
+
+int64_t Machine::FutexWait(int t, uint64_t addr, uint32_t expected) {
+  if (addr % 4 != 0) return kEinvalErr;
+  if (!MemOk(addr, 4)) return kEfault;
+  // The wait and every wake of the same word are dependent (DPOR): both count
+  // as writes of the word.
+  TouchMem(addr, 4, true);
+  if (static_cast<uint32_t>(Load(addr, 4)) != expected) return kEagain;
+  SimThread& th = threads_[t];
+  th.futex_addr = addr;
+  th.wait_seq = wait_seq_++;
+  BlockRunning(t, ThreadState::kBlocked);
+  return 0;
+}
+
+int64_t Machine::FutexWake(int t, uint64_t addr, int64_t n) {
+  if (addr % 4 != 0) return kEinvalErr;
+  if (!MemOk(addr, 4)) return kEfault;
+  TouchMem(addr, 4, true);
+  int64_t woken = 0;
+  for (;;) {
+    int first = -1;
+    for (int u = 0; u < num_threads(); ++u) {
+      const SimThread& w = threads_[u];
+      if (w.state == ThreadState::kBlocked && w.futex_addr == addr &&
+          (first < 0 || w.wait_seq < threads_[first].wait_seq)) {
+        first = u;
+      }
+    }
+    if (first < 0) break;
+    Wake(first, 0, t);
+    ++wakes_;
+    if (++woken >= n) break;
+  }
+  return woken;
+}
+
+int64_t Machine::Sleep(int t, int64_t ns) {
+  if (ns < 0) return kEinvalErr;
+  threads_[t].wake_at_ns = now_ns_ + static_cast<uint64_t>(ns);
+  BlockRunning(t, ThreadState::kSleeping);
+  return 0;
+}
+
+void Machine::BlockRunning(int t, ThreadState why) {
+  SimThread& th = threads_[t];
+  const int cpu = th.cpu;
+  th.state = why;
+  th.event_mask |= kEventPreempt;
+  th.notify_resume = true;
+  if (th.mm_cid >= 0) cid_used_ &= ~(1ull << th.mm_cid);
+  TouchThread(t);
+  if (record_) {
+    Record(TraceKind::kBlock, cpu, t, th.cur().pc, static_cast<int64_t>(why == ThreadState::kBlocked ? th.futex_addr : 0),
+           static_cast<int64_t>(why == ThreadState::kSleeping ? th.wake_at_ns : 0));
+  }
+  PickNext(cpu, -1);
+  if (cpus_[last_cpu_].running < 0) OnAllIdle();
+}
+
+void Machine::Wake(int t, int64_t ret, int waker) {
+  SimThread& th = threads_[t];
+  th.state = ThreadState::kRunnable;
+  th.cur().r[0] = ret;
+  if (record_) Record(TraceKind::kWake, th.cpu, t, th.cur().pc, waker, ret);
+  Enqueue(th.cpu, t);
+  if (cpus_[last_cpu_].running < 0) last_cpu_ = th.cpu;
+}
+
+void Machine::OnAllIdle() {
+  if (finished_ || live_threads_ == 0) return;
+  uint64_t due = ~0ull;
+  for (const SimThread& th : threads_) {
+    if (th.state == ThreadState::kSleeping) due = std::min(due, th.wake_at_ns);
+  }
+  if (due == ~0ull) {
+    std::string who;
+    for (const SimThread& th : threads_) {
+      if (th.state != ThreadState::kBlocked) continue;
+      if (!who.empty()) who += ", ";
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(th.futex_addr));
+      who += s_.threads[th.id].name + " on " + buf;
+    }
+    out_->verdict = Verdict::kDeadlock;
+    out_->message = "deadlock: every live thread waits on a futex that no thread can wake (" + who + ")";
+    if (record_) Record(TraceKind::kDeadlock, -1, -1, 0, live_threads_, 0, out_->message);
+    EndExecution();
+    return;
+  }
+  now_ns_ = due;
+  for (int u = 0; u < num_threads(); ++u) {
+    if (threads_[u].state == ThreadState::kSleeping && threads_[u].wake_at_ns == due) Wake(u, 0, -1);
+  }
+}
+
+bool Machine::CheckStepBudget() {
+  size_t observed = 0;
+  for (const ThreadOutcome& o : out_->threads) observed += o.observed.size();
+  const uint64_t data_bytes = area_base_ - kDataBase;
+  if (!mid_taken_) {
+    // Half the budget: what the second half's progress is measured against.
+    mid_taken_ = true;
+    mid_live_ = live_threads_;
+    mid_wakes_ = wakes_;
+    mid_observed_ = observed;
+    mid_memory_.assign(mem_, mem_ + data_bytes);
+    step_check_ = opt_.max_steps;
+    if (steps_ < opt_.max_steps) return true;
+  }
+  const bool progress = live_threads_ != mid_live_ || wakes_ != mid_wakes_ || observed != mid_observed_ ||
+                        std::memcmp(mid_memory_.data(), mem_, data_bytes) != 0;
+  const std::string span = "steps " + std::to_string(opt_.max_steps / 2) + ".." + std::to_string(opt_.max_steps);
+  if (progress) {
+    out_->verdict = Verdict::kStepLimit;
+    out_->message = "execution exceeded " + std::to_string(opt_.max_steps) +
+                    " steps while threads still made progress in " + span + " (raise --max-steps)";
+  } else {
+    out_->verdict = Verdict::kLivelock;
+    out_->message = "no progress in " + span +
+                    " (no thread exited, observed or was woken, and no data memory changed): the threads only spin";
+  }
+  EndExecution();
+  return false;
+}
+
+}  // namespace rseqmc

@@ -1,0 +1,111 @@
+// The kernel's rseq ABI as a module: what the kernel's rseq code does at each
+// of its entry points, one implementation per ABI.
+//
+// sim::Machine owns the CPUs, threads, memory and clock; at every kernel
+// entry point that rseq hooks into it calls the ABI chosen for the run
+// (RunOptions::kernel, resolved once in Machine's constructor). The hooks are
+// named after the kernel functions they stand for (kernel/rseq.c,
+// include/linux/rseq.h, include/linux/rseq_entry.h,
+// kernel/sched/membarrier.c). They run only at events and on returns to user
+// space, never per instruction, so the interpreter's hot loop pays no call
+// for them.
+//
+// Implementations (one file each, each with a header comment naming the
+// kernel versions, files and functions it follows):
+//   sim/kernel/abi_4_18.cc  4.18-5.19 legacy (NO_RESTART flags honoured)
+//   sim/kernel/abi_6_0.cc   6.0-6.18 legacy (this machine's kernel)
+//   sim/kernel/abi_6_19.cc  6.19 rework (IDs only on change, cs only after
+//                           an interrupt, no validation outside the cs)
+//   sim/kernel/abi_mm_cid.cc 6.3-6.18 with concurrency IDs compacted per
+//                           process on every switch-in (mm_cid, node_id)
+// The legacy evaluation shared by the first two and mm_cid lives in
+// sim/kernel/legacy.{h,cc}.
+//
+// Rule: nothing outside sim/kernel/ tests which kernel version runs
+// (tests/static_checks greps for it); the Machine asks the ABI instead.
+#ifndef RSEQMC_SIM_KERNEL_ABI_H_
+#define RSEQMC_SIM_KERNEL_ABI_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "sim/kernel_model.h"
+
+namespace rseqmc {
+
+class Machine;
+
+// x86-64 TASK_SIZE_MAX with 4-level page tables: user addresses are below it
+// (arch/x86/include/asm/page_64_types.h).
+inline constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
+// Syscall error returns (include/uapi/asm-generic/errno-base.h), negated.
+inline constexpr int64_t kErrEperm = -1, kErrEbusy = -16, kErrEinval = -22;
+
+// What `rseqmc kernels` prints about an ABI.
+struct KernelAbiInfo {
+  KernelModel model;
+  const char* name;         // the --kernel name: "4.18", "6.0", "6.19", "mm_cid"
+  const char* versions;     // kernel versions it stands for: "4.18-5.19"
+  const char* description;  // one line
+  const char* source;       // kernel files and functions it follows
+};
+
+// One rseq ABI. Stateless: per-thread kernel state lives in SimThread
+// (event_mask, rseq_sched_switch, rseq_user_irq, rseq_ids) and is changed only
+// through these hooks. `m` is the machine of the running execution, `t` a
+// thread index.
+class KernelAbi {
+ public:
+  virtual ~KernelAbi() = default;
+  virtual const KernelAbiInfo& info() const = 0;
+
+  // Does the struct rseq of this ABI have node_id and mm_cid (6.3+)?
+  virtual bool HasNodeAndMmCid() const = 0;
+
+  // A thread registered at start-up (glibc's registration before main, or
+  // pthread_create's): fills its area as that registration leaves it.
+  // `running`: it starts on its CPU (else it waits in a run queue and gets
+  // notify-resume for its first switch-in).
+  virtual void RseqStartRegistered(Machine& m, int t, bool running) const = 0;
+
+  // irqentry_enter_from_user_mode(): an interrupt, exception or IPI entered
+  // the kernel from thread t's user mode (every injected event does). 6.19
+  // records it (user_irq); legacy kernels do not look.
+  virtual void IrqEntryFromUser(Machine& m, int t) const = 0;
+  // rseq_preempt() in prepare_task_switch() (legacy) /
+  // rseq_sched_switch_event() (6.19): t is switched out.
+  virtual void RseqPreempt(Machine& m, int t) const = 0;
+  // rseq_migrate() in set_task_cpu() (legacy) / __set_task_cpu() (6.19).
+  virtual void RseqMigrate(Machine& m, int t) const = 0;
+  // ipi_rseq() of kernel/sched/membarrier.c, run on the CPU where t runs.
+  virtual void IpiRseq(Machine& m, int t) const = 0;
+  // rseq_signal_deliver() from setup_rt_frame(): before t's signal frame is
+  // built. Returns false if the thread got SIGSEGV (execution ended).
+  virtual bool RseqSignalDeliver(Machine& m, int t) const = 0;
+  // rseq_handle_notify_resume() (legacy) / rseq_exit_to_user_mode() (6.19):
+  // t returns to user space with TIF_NOTIFY_RESUME / TIF_RSEQ set. Returns
+  // false if the thread got SIGSEGV.
+  virtual bool RseqHandleNotifyResume(Machine& m, int t) const = 0;
+  // sys_rseq(): register (flags 0) thread t's area with signature `sig`.
+  // Returns the syscall's value (0 or -errno).
+  virtual int64_t SysRseqRegister(Machine& m, int t, uint32_t sig) const = 0;
+  // sys_rseq(RSEQ_FLAG_UNREGISTER).
+  virtual int64_t SysRseqUnregister(Machine& m, int t, uint32_t sig) const = 0;
+};
+
+// get_user() of the 4 bytes before abort_ip and their comparison with the
+// registered signature `sig` (kernel/rseq.c rseq_get_rseq_cs(),
+// include/linux/rseq_entry.h rseq_update_user_cs()): nullptr if they match,
+// else the reason for SIGSEGV, with the detail in *why. A word that is an
+// instruction other than `sig` never matches (Machine::ReadSignatureWord).
+const char* CheckAbortSignature(Machine& m, uint64_t abort_ip, uint32_t sig, std::string* why);
+
+// The ABI a KernelModel names (every enumerator has one).
+const KernelAbi& AbiFor(KernelModel m);
+// Every ABI, in the order `rseqmc kernels` lists them.
+std::span<const KernelAbi* const> AllAbis();
+
+}  // namespace rseqmc
+
+#endif  // RSEQMC_SIM_KERNEL_ABI_H_

@@ -1,0 +1,113 @@
+// The kernel-ABI parts of the scenario format and of the command line:
+// `expect VERDICT on KERNEL` (errors at file:line:column, exit 2),
+// `rseqmc kernels`, `rseqmc check --kernel` against per-ABI expectations and
+// `rseqmc diff-kernels` with a replayable schedule for each difference.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "scenarios/builtin.h"
+#include "scenarios/parser.h"
+#include "scenarios/printer.h"
+#include "sim/diag.h"
+#include "sim/scenario.h"
+#include "tests/cli_runner.h"
+
+namespace rseqmc {
+namespace {
+
+using testing::RunCli;
+
+constexpr char kBase[] =
+    "scenario p\n"
+    "func f\n"
+    "  li r0, 0\n"
+    "  ret\n"
+    "end\n"
+    "thread t entry f\n";  // 6 lines; an appended line is line 7
+
+struct Bad {
+  std::string extra;
+  uint32_t column;
+  std::string message;
+};
+
+TEST(KernelExpectTest, BadKernelExpectationsNameLineAndColumn) {
+  const Bad cases[] = {
+      {"expect fail property on 7.3", 25, "7.3"},
+      {"expect fail property on 4.2", 25, "has no rseq"},
+      {"expect pass on", 15, "expected a kernel"},
+      {"expect pass onto 6.19", 13, "expected `on KERNEL`"},
+      {"expect pass on 6.19, 6.19", 22, "duplicate expectation for kernel 6.19"},
+      {"expect pass on 6.19 6.0", 21, "unexpected"},
+  };
+  for (const Bad& c : cases) {
+    SCOPED_TRACE(c.extra);
+    try {
+      ParseScenario(std::string(kBase) + c.extra + "\n", "bad.rsq");
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.loc().line, 7u) << e.Format();
+      EXPECT_EQ(e.loc().column, c.column) << e.Format();
+      EXPECT_NE(e.message().find(c.message), std::string::npos) << e.Format();
+    }
+  }
+  try {
+    ParseScenario(std::string(kBase) + "expect pass\nexpect fail property\n", "bad.rsq");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.loc().line, 8u) << e.Format();
+    EXPECT_NE(e.message().find("duplicate `expect` without `on KERNEL` (first at line 7)"), std::string::npos)
+        << e.Format();
+  }
+}
+
+TEST(KernelExpectTest, PerKernelVerdictsParsePrintAndOverride) {
+  const Scenario s =
+      ParseScenario(std::string(kBase) + "expect pass\nexpect fail sigsegv on 5.10, 6.19\n", "ok.rsq");
+  EXPECT_EQ(s.ExpectedOn(KernelModel::kLegacy60), Verdict::kPass);
+  EXPECT_EQ(s.ExpectedOn(KernelModel::kLegacy418), Verdict::kSigsegv);
+  EXPECT_EQ(s.ExpectedOn(KernelModel::k619), Verdict::kSigsegv);
+  const std::string text = PrintScenario(s);
+  EXPECT_NE(text.find("expect fail sigsegv on 4.18\nexpect fail sigsegv on 6.19\n"), std::string::npos) << text;
+  EXPECT_EQ(ParseScenario(text, "printed.rsq"), s);
+}
+
+TEST(KernelCliTest, KernelsListsEveryAbiAndMarksTheRunningOne) {
+  const auto r = RunCli({"kernels"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"4.18    4.18-5.19", "6.0     6.0-6.18", "6.19    6.19"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(RunCli({"kernels", "extra"}).code, 2);
+}
+
+TEST(KernelCliTest, CheckUsesTheExpectationOfTheChosenKernel) {
+  const auto on619 = RunCli({"check", "tcmalloc_cached_slabs", "--kernel", "6.19"});
+  EXPECT_EQ(on619.code, 0) << on619.out << on619.err;
+  EXPECT_NE(on619.out.find("verdict:  fail property   expected: fail property   -> ok"), std::string::npos)
+      << on619.out;
+  const auto bad = RunCli({"check", "tcmalloc_cached_slabs", "--kernel", "7.1"});
+  EXPECT_EQ(bad.code, 2);
+}
+
+TEST(KernelCliTest, DiffKernelsPrintsEachDifferenceWithAReplayThatReproducesIt) {
+  const auto r = RunCli({"diff-kernels", "6.0", "6.19", "tcmalloc_cached_slabs", "--max-events", "0"});
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 outcomes of 2 under 6.0 not reached under 6.19"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 outcome of 3 under 6.19 not reached under 6.0"), std::string::npos) << r.out;
+  const std::string only = "only under 6.19 (6.19 rework): property; ret w=1 resize=0; gen=1";
+  ASSERT_NE(r.out.find(only), std::string::npos) << r.out;
+  const size_t at = r.out.find("--schedule ", r.out.find(only));
+  ASSERT_NE(at, std::string::npos);
+  const std::string token = r.out.substr(at + 11, r.out.find('\n', at) - at - 11);
+  const auto replay = RunCli({"replay", "tcmalloc_cached_slabs", "--schedule", token});
+  EXPECT_NE(replay.out.find("verdict: FAIL (property)"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("[scenario expects: fail property]"), std::string::npos) << replay.out;
+  EXPECT_EQ(RunCli({"diff-kernels", "6.0", "6.19", "percpu_counter", "--max-events", "1"}).code, 0);
+  EXPECT_EQ(RunCli({"diff-kernels", "6.0", "9.9", "percpu_counter"}).code, 2);
+}
+
+}  // namespace
+}  // namespace rseqmc

@@ -1,0 +1,226 @@
+// Signal delivery faults of issue 10 §3: a memory fault goes to a declared
+// SIGSEGV handler (force_sig_fault), pending signals are dequeued synchronous
+// ones first (kernel/signal.c next_signal(), SYNCHRONOUS_MASK), and a store
+// past the end of a symbol lands in its neighbour (README, "Memory").
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "scenarios/parser.h"
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+
+namespace rseqmc {
+namespace {
+
+ExecutionResult RunPlainSchedule(const Scenario& s) {
+  RunOptions o;
+  Simulator sim(s, o);
+  ReplayScheduler sched(Schedule{});
+  return sim.Run(sched);
+}
+
+uint64_t SymbolValue(const Scenario& s, const ExecutionResult& r, const std::string& name, uint64_t index = 0) {
+  const Symbol& sym = s.program.symbols[static_cast<size_t>(s.program.FindSymbol(name))];
+  uint64_t v = 0;
+  std::memcpy(&v, r.memory.data() + (sym.address + 8 * index - kDataBase), 8);
+  return v;
+}
+
+// The handler runs for each fault (the faulting load runs again after
+// sigreturn and faults again); the third time it sends itself SIGTERM. Before
+// the fix the first fault killed the process with SIGSEGV and hits stayed 0.
+TEST(SignalDeliveryTest, MemoryFaultRunsDeclaredSigsegvHandler) {
+  const Scenario s = ParseScenario(R"(scenario fault_handler
+var hits: u64 = 0
+func main
+  li    r1, 16
+  ld    r2, [r1]
+  ret
+end
+func on_segv
+  la    r1, hits
+  li    r2, 1
+  xadd  r3, [r1], r2
+  bne   r3, 2, back
+  tgkill t, SIGTERM
+back:
+  ret
+end
+signal SIGSEGV handler on_segv
+thread t entry main
+)",
+                                   "fault_handler.rsq");
+  const ExecutionResult r = RunPlainSchedule(s);
+  EXPECT_EQ(r.verdict, Verdict::kKilled) << r.message;
+  EXPECT_EQ(SymbolValue(s, r, "hits"), 3u);
+}
+
+// Without a handler, or with SIGSEGV blocked (inside the SIGSEGV handler
+// itself), the fault kills at once.
+TEST(SignalDeliveryTest, MemoryFaultWithoutHandlerOrBlockedKills) {
+  const Scenario none = ParseScenario(R"(scenario fault_default
+func main
+  li    r1, 16
+  ld    r2, [r1]
+  ret
+end
+thread t entry main
+)",
+                                      "fault_default.rsq");
+  EXPECT_EQ(RunPlainSchedule(none).verdict, Verdict::kSigsegv);
+  const Scenario nested = ParseScenario(R"(scenario fault_in_handler
+var hits: u64 = 0
+func main
+  li    r1, 16
+  ld    r2, [r1]
+  ret
+end
+func on_segv
+  la    r1, hits
+  li    r2, 1
+  xadd  r3, [r1], r2
+  li    r1, 16
+  ld    r2, [r1]
+  ret
+end
+signal SIGSEGV handler on_segv
+thread t entry main
+)",
+                                        "fault_in_handler.rsq");
+  const ExecutionResult r = RunPlainSchedule(nested);
+  EXPECT_EQ(r.verdict, Verdict::kSigsegv);
+  EXPECT_EQ(SymbolValue(nested, r, "hits"), 1u);
+}
+
+// SIGUSR1 (10) and SIGSEGV (11) pending together: the kernel dequeues SIGSEGV
+// first, so its frame is built first and SIGUSR1's on top of it: the SIGUSR1
+// handler runs first. (Lowest number first would run the SIGSEGV handler
+// first.) The waiter is woken from its futex wait by the first tgkill and
+// runs only after the kicker has sent both.
+TEST(SignalDeliveryTest, SynchronousSignalsAreDequeuedFirst) {
+  const Scenario s = ParseScenario(R"(scenario sync_first
+var word: u64 = 0
+var next: u64 = 0
+var order: u64[2] = 0
+func waiter
+  la    r1, word
+  futex_wait r1, 0
+  ret
+end
+func kicker
+  tgkill w, SIGUSR1
+  tgkill w, SIGSEGV
+  ret
+end
+func record
+  la    r2, next
+  li    r3, 1
+  xadd  r4, [r2], r3
+  la    r5, order
+  shl   r6, r1, 3
+  add   r5, r5, r6
+  add   r4, r4, 1
+  st    [r5], r4
+  ret
+end
+func on_usr1
+  li    r1, 0
+  call  record
+  ret
+end
+func on_segv
+  li    r1, 1
+  call  record
+  ret
+end
+signal SIGUSR1 handler on_usr1
+signal SIGSEGV handler on_segv
+thread w entry waiter cpu 0
+thread k entry kicker cpu 0
+)",
+                                   "sync_first.rsq");
+  const ExecutionResult r = RunPlainSchedule(s);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+  EXPECT_EQ(SymbolValue(s, r, "order", 0), 1u);  // SIGUSR1's handler ran first
+  EXPECT_EQ(SymbolValue(s, r, "order", 1), 2u);
+  EXPECT_EQ(r.threads[0].ret, -4);               // the futex wait was interrupted
+}
+
+// tgkill(SIGKILL) of another thread: the kernel's complete_signal() starts
+// the group exit when the signal is generated, so the sender never runs the
+// store after its tgkill (the simulator used to let it run on until the
+// victim next returned to user space). tests/crosscheck_test.cc
+// (Crosscheck.SigkillOfAnotherThreadKillsTheSenderToo) checks it on the kernel.
+constexpr char kSigkillOther[] = R"(scenario tgkill_sigkill
+cpus 2
+var after: u64 = 0
+func killer
+  tgkill v, SIGKILL
+  la    r1, after
+  li    r2, 1
+  st    [r1], r2
+  ret
+end
+func victim
+  li    r3, 0
+loop:
+  add   r3, r3, 1
+  bne   r3, 50, loop
+  ret
+end
+thread k entry killer cpu 0
+thread v entry victim cpu 1
+expect fail killed
+)";
+
+TEST(SignalDeliveryTest, SigkillOfAnotherThreadKillsTheWholeProcessAtOnce) {
+  const Scenario s = ParseScenario(kSigkillOther, "tgkill_sigkill.rsq");
+  const ExecutionResult r = RunPlainSchedule(s);
+  EXPECT_EQ(r.verdict, Verdict::kKilled) << r.message;
+  EXPECT_NE(r.message.find("SIGKILL sent by k to v"), std::string::npos) << r.message;
+  EXPECT_EQ(SymbolValue(s, r, "after"), 0u);
+  EXPECT_FALSE(r.threads[0].exited);
+  EXPECT_FALSE(r.threads[1].exited);
+}
+
+// README "Memory": a store past the end of a symbol overwrites the next
+// symbol (flat memory, as in a real process); a store past the end of the
+// data image faults.
+TEST(SignalDeliveryTest, StorePastSymbolLandsInNeighbourAndPastImageFaults) {
+  const Scenario s = ParseScenario(R"(scenario overflow
+var a: u64 = 0
+var b: u64 = 0
+func main
+  la    r1, a
+  li    r2, 42
+  st    [r1 + 64], r2
+  ret
+end
+thread t entry main
+)",
+                                   "overflow.rsq");
+  const Symbol& a = s.program.symbols[0];
+  const Symbol& b = s.program.symbols[1];
+  ASSERT_EQ(b.address, a.address + 64) << "layout: symbols are 64-byte aligned";
+  const ExecutionResult r = RunPlainSchedule(s);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+  EXPECT_EQ(SymbolValue(s, r, "b"), 42u);
+  const Scenario past = ParseScenario(R"(scenario past_image
+var a: u64 = 0
+func main
+  la    r1, a
+  li    r2, 42
+  st    [r1 + 0x100000], r2
+  ret
+end
+thread t entry main
+)",
+                                      "past_image.rsq");
+  EXPECT_EQ(RunPlainSchedule(past).verdict, Verdict::kSigsegv);
+}
+
+}  // namespace
+}  // namespace rseqmc
