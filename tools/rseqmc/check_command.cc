@@ -634,7 +634,9 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
     return targets;
   }
   for (const std::string& f : a.files) {
-    targets.push_back({f, f, LoadScenario(f, a.defines), chosen});
+    Scenario s = LoadScenario(f, a.defines);
+    const KernelVersion k = ChosenKernel(a.kernel, s);
+    targets.push_back({f, f, std::move(s), k});
   }
   return targets;
 }
