@@ -22,6 +22,7 @@
 #include "sim/kernel/abi.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
+#include "tests/cli_runner.h"
 #include "tests/rule_helpers.h"
 
 namespace rseqmc {
@@ -304,6 +305,23 @@ TEST(Rfc2015Test, BadRegionInputNamesLineColumnAndFix) {
         EXPECT_EQ(e.hint(), c.hint);
       }
     }
+  }
+}
+
+// The CLI: without --kernel a 2015-RFC built-in runs under rfc2015 (exit 0,
+// replayable); with a merged kernel, run and diff-kernels exit 2 at the
+// `rfc_region` line before exploring anything.
+TEST(Rfc2015Test, CliPicksRfc2015AndRejectsMergedKernelsWithExitTwo) {
+  const testing::CliResult run = testing::RunCli({"run", "rfc2015_selftest"});
+  EXPECT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("verdict: PASS"), std::string::npos) << run.out;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "rfc2015_selftest", "--kernel", "6.0"},
+        std::vector<std::string>{"diff-kernels", "rfc2015", "6.19", "rfc2015_selftest"}}) {
+    const testing::CliResult r = testing::RunCli(args);
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("scenarios/rfc2015_selftest.rsq:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("hint: run this scenario with --kernel rfc2015"), std::string::npos) << r.err;
   }
 }
 
