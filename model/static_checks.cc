@@ -25,6 +25,8 @@ bool IsKernelCall(Op op) {
     case Op::kFutexWait:
     case Op::kFutexWake:
     case Op::kSleep:
+    case Op::kRfcRegion:
+    case Op::kRfcCpuPtr:
       return true;
     default:
       return false;
@@ -146,6 +148,9 @@ class Checker {
             "end the section with the store that publishes the operation");
       }
     }
+    // A 2015-RFC region is registered once, never armed, and has no
+    // signature (reference/rfc2015.md "ABI"): nothing below applies.
+    if (cs.region) return;
     // rseq_arm before start_ip, in the descriptor's function.
     bool armed_before = false;
     uint32_t nearest = 0;  // the last rseq_arm of d before start in its function

@@ -148,6 +148,7 @@ class Parser {
   std::vector<int64_t> ParseInit(Width w, int64_t count);
   void ParseFunc(const Token& kw);
   void ParseCs(FunctionBuilder& f);
+  void ParseRegion(FunctionBuilder& f);
   void ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_line);
   void ParseThread(const Token& kw);
   void ParseSignal(const Token& kw);
@@ -556,8 +557,9 @@ void Parser::Statement() {
   }
   static const std::vector<std::string> kStatements = {"scenario", "description", "cpus",   "nodes",   "const",
                                                        "var",      "percpu",      "scratch", "func",   "thread",
-                                                       "signal",   "property",    "expect",   "import"};
-  static const std::set<std::string> kOnce = {"scenario", "description", "cpus", "nodes"};
+                                                       "signal",   "property",    "expect",   "import",
+                                                       "preempt"};
+  static const std::set<std::string> kOnce = {"scenario", "description", "cpus", "nodes", "preempt"};
   if (kOnce.count(word)) {
     auto [it, inserted] = statement_lines_.emplace(word, kw.loc.line);
     if (!inserted) {
@@ -587,6 +589,15 @@ void Parser::Statement() {
       nodes_loc_ = at.loc;
       b_->Nodes(nodes_);
     }
+  } else if (word == "preempt") {
+    const Token& model = ExpectIdent("`full` or `voluntary`");
+    if (model.text != "full" && model.text != "voluntary") {
+      Error(model.loc, "unknown preemption model '" + std::string(model.text) + "'",
+            "preempt full (CONFIG_PREEMPT: every switch-out) or preempt voluntary (only a switch-out inside a "
+            "region requests notify-resume)");
+    }
+    ExpectEnd("the preemption model");
+    b_->Preempt(model.text == "full" ? Preemption::kFull : Preemption::kVoluntary);
   } else if (word == "const") {
     ParseConst(kw);
   } else if (word == "var" || word == "percpu") {
@@ -786,6 +797,10 @@ void Parser::ParseFunc(const Token& kw) {
       ParseCs(f);
       continue;
     }
+    if (t.text == "region") {
+      ParseRegion(f);
+      continue;
+    }
     ParseInstr(f, Next(), func_line);
   }
 }
@@ -829,6 +844,43 @@ void Parser::ParseCs(FunctionBuilder& f) {
           "cs NAME start=LABEL post_commit=LABEL abort=LABEL");
   }
   f.At(name_tok.loc).Cs(std::string(name_tok.text), label[0], label[1], label[2], flags, version, unchecked);
+}
+
+// region NAME start=LABEL end=LABEL restart=LABEL [unchecked]: a 2015-RFC
+// region (CsDescriptor::region).
+void Parser::ParseRegion(FunctionBuilder& f) {
+  const Token& kw = Next();
+  const Token& name_tok = ExpectIdent("a region name");
+  static const std::vector<std::string> kKeys = {"start", "end", "restart", "unchecked"};
+  std::string label[3];
+  bool have[3] = {false, false, false};
+  bool unchecked = false;
+  while (!AtEnd()) {
+    const Token& key = ExpectIdent("a region field (start=, end=, restart=, unchecked)");
+    const std::string k(key.text);
+    auto it = std::find(kKeys.begin(), kKeys.end(), k);
+    if (it == kKeys.end()) {
+      std::string hint = DidYouMean(k, kKeys);
+      Error(key.loc, "unknown region field '" + k + "'",
+            hint.empty() ? "fields are start=, end=, restart= and unchecked (a region has no flags, version or "
+                           "signature)"
+                         : hint);
+    }
+    const size_t idx = static_cast<size_t>(it - kKeys.begin());
+    if ((idx < 3 && have[idx]) || (idx == 3 && unchecked)) Error(key.loc, "duplicate region field '" + k + "'");
+    if (idx == 3) {
+      unchecked = true;
+      continue;
+    }
+    Expect("=", "after '" + k + "'");
+    label[idx] = std::string(ExpectIdent("a label").text);
+    have[idx] = true;
+  }
+  if (!have[0] || !have[1] || !have[2]) {
+    Error(kw.loc, "region '" + std::string(name_tok.text) + "' needs start=, end= and restart=",
+          "region NAME start=LABEL end=LABEL restart=LABEL");
+  }
+  f.At(name_tok.loc).Region(std::string(name_tok.text), label[0], label[1], label[2], unchecked);
 }
 
 int Parser::Reg() {
@@ -945,7 +997,8 @@ void Parser::ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_l
   if (!op) {
     static const std::set<std::string> kTop = {"scenario", "description", "cpus",   "nodes",  "const",
                                                "var",      "percpu",      "scratch", "func",  "thread",
-                                               "signal",   "property",    "expect",   "import"};
+                                               "signal",   "property",    "expect",   "import",
+                                               "preempt"};
     std::string hint = DidYouMean(word, syntax::AllMnemonics());
     if (kTop.count(word)) {
       hint = "the function opened at line " + std::to_string(func_line) + " is missing its `end`";
@@ -1017,6 +1070,8 @@ void Parser::ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_l
     }
     case Op::kRseqAddr: f.RseqAddr(Reg()); break;
     case Op::kRseqArm: f.RseqArm(std::string(ExpectIdent("a descriptor name").text)); break;
+    case Op::kRfcRegion: f.RfcRegion(std::string(ExpectIdent("a region name").text)); break;
+    case Op::kRfcCpuPtr: f.RfcCpuPtr(RegOrImm()); break;
     case Op::kSig: f.Sig(ImmU32("signature")); break;
     case Op::kCas: {
       int rd = Reg();

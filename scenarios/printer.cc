@@ -111,6 +111,8 @@ class InstrPrinter {
         return m + " " + RegName(in.rd) + ", " + RseqFieldName(static_cast<RseqField>(in.aux));
       case Op::kRseqAddr: return m + " " + RegName(in.rd);
       case Op::kRseqArm: return m + " " + NameOf(p_.descriptors, in.target, "descriptor");
+      case Op::kRfcRegion: return m + " " + NameOf(p_.descriptors, in.target, "region");
+      case Op::kRfcCpuPtr: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
       case Op::kSig: return m + " " + Hex(static_cast<uint64_t>(in.imm));
       case Op::kCas:
         return m + " " + RegName(in.rd) + ", " + MemText(in, /*index_allowed=*/false) + ", " + RegName(in.rt) + ", " +
@@ -232,6 +234,7 @@ std::string PrintScenario(const Scenario& s) {
   if (!s.description.empty()) out += "description " + syntax::QuoteString(s.description) + "\n";
   out += "cpus " + std::to_string(s.num_cpus) + "\n";
   if (s.num_nodes != 1) out += "nodes " + std::to_string(s.num_nodes) + "\n";
+  if (s.preemption == Preemption::kVoluntary) out += "preempt voluntary\n";
   if (!s.constants.empty()) out += "\n";
   for (const Constant& c : s.constants) {
     out += "const " + c.name + " = " + std::to_string(c.value) + (c.overridden ? "  # set with -D" : "") + "\n";
@@ -293,6 +296,11 @@ std::string PrintScenario(const Scenario& s) {
     for (size_t di = 0; di < p.descriptors.size(); ++di) {
       const CsDescriptor& d = p.descriptors[di];
       if (d.function != fi) continue;
+      if (d.region) {
+        out += "  region " + d.name + " start=" + cs_text[di].start + " end=" + cs_text[di].post +
+               " restart=" + cs_text[di].abort + (d.unchecked ? " unchecked\n" : "\n");
+        continue;
+      }
       out += "  cs " + d.name + " start=" + cs_text[di].start + " post_commit=" + cs_text[di].post +
              " abort=" + cs_text[di].abort;
       if (d.flags != 0) out += " flags=" + std::to_string(d.flags);

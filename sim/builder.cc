@@ -74,7 +74,7 @@ bool IsLabelRef(Op op) { return (op >= Op::kBeq && op <= Op::kBgeu) || op == Op:
 
 // Ops whose reference is a name recorded through Push().
 bool TakesNameRef(Op op) {
-  return IsLabelRef(op) || op == Op::kCall || op == Op::kLa || op == Op::kRseqArm;
+  return IsLabelRef(op) || op == Op::kCall || op == Op::kLa || op == Op::kRseqArm || op == Op::kRfcRegion;
 }
 
 void SetOperand(Instr& in, Operand b) {
@@ -296,6 +296,21 @@ FunctionBuilder& FunctionBuilder::RseqUnregister(uint32_t sig) {
   return Push(in);
 }
 
+FunctionBuilder& FunctionBuilder::RfcRegion(const std::string& region) {
+  return Push(Make(Op::kRfcRegion), region);
+}
+
+FunctionBuilder& FunctionBuilder::RfcCpuPtr(Operand ptr) {
+  Instr in = Make(Op::kRfcCpuPtr);
+  if (ptr.is_imm) {
+    in.use_imm = true;
+    in.imm = ptr.imm;
+  } else {
+    in.rs = ptr.reg;
+  }
+  return Push(in);
+}
+
 FunctionBuilder& FunctionBuilder::Assert(int rs, CmpKind cmp, Operand b, const std::string& message) {
   Instr in = Make(Op::kAssert);
   in.rs = static_cast<uint8_t>(rs);
@@ -323,6 +338,12 @@ FunctionBuilder& FunctionBuilder::Cs(const std::string& name, const std::string&
   return *this;
 }
 
+FunctionBuilder& FunctionBuilder::Region(const std::string& name, const std::string& start, const std::string& end,
+                                         const std::string& restart, bool unchecked) {
+  cs_.push_back({name, start, end, restart, 0, 0, unchecked, loc_, true});
+  return *this;
+}
+
 // ---------------------------------------------------------------------------
 // ScenarioBuilder
 
@@ -343,6 +364,11 @@ ScenarioBuilder& ScenarioBuilder::Cpus(uint32_t n) {
 
 ScenarioBuilder& ScenarioBuilder::Nodes(uint32_t n) {
   s_.num_nodes = n;
+  return *this;
+}
+
+ScenarioBuilder& ScenarioBuilder::Preempt(Preemption p) {
+  s_.preemption = p;
   return *this;
 }
 
@@ -570,6 +596,9 @@ Scenario ScenarioBuilder::Build() {
       } else if (in.op == Op::kRseqArm) {
         r = Resolve(cs_index, ref.name, "descriptor", ref.loc, problems,
                     "declare it with `cs NAME start=... post_commit=... abort=...`");
+      } else if (in.op == Op::kRfcRegion) {
+        r = Resolve(cs_index, ref.name, "region", ref.loc, problems,
+                    "declare it with `region NAME start=... end=... restart=...`");
       } else if (in.op == Op::kTgkill) {
         r = Resolve(thread_index, ref.name, "thread", ref.loc, problems);
         if (r >= 0) in.imm = r;
@@ -584,6 +613,7 @@ Scenario ScenarioBuilder::Build() {
       d.flags = cs.flags;
       d.version = cs.version;
       d.unchecked = cs.unchecked;
+      d.region = cs.region;
       d.loc = cs.loc;
       int start = Resolve(labels, cs.start, "label", cs.loc, problems, label_hint);
       int post = Resolve(labels, cs.post_commit, "label", cs.loc, problems, label_hint);

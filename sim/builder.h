@@ -123,6 +123,11 @@ class FunctionBuilder {
   FunctionBuilder& Sleep(Operand ns);
   FunctionBuilder& RseqRegister(uint32_t sig = kRseqSig);
   FunctionBuilder& RseqUnregister(uint32_t sig = kRseqSig);
+  // restartable_sequences(0, 0, start, end, restart) of the 2015 RFC for the
+  // region `region` (declared with Region()).
+  FunctionBuilder& RfcRegion(const std::string& region);
+  // restartable_sequences(1, 0, ptr): the caller's CPU pointer (Imm(0) = NULL).
+  FunctionBuilder& RfcCpuPtr(Operand ptr);
   FunctionBuilder& Assert(int rs, CmpKind cmp, Operand b, const std::string& message = "");
   FunctionBuilder& Observe(const std::string& name, int rs);
   FunctionBuilder& Nop();
@@ -130,6 +135,11 @@ class FunctionBuilder {
   FunctionBuilder& Cs(const std::string& name, const std::string& start, const std::string& post_commit,
                       const std::string& abort, uint32_t flags = 0, uint32_t version = 0,
                       bool unchecked = false);
+  // A 2015-RFC region [start, end) with restart address `restart`, over labels
+  // of this function (CsDescriptor::region). Descriptors and regions share
+  // one name space.
+  FunctionBuilder& Region(const std::string& name, const std::string& start, const std::string& end,
+                          const std::string& restart, bool unchecked = false);
 
  private:
   friend class ScenarioBuilder;
@@ -145,6 +155,7 @@ class FunctionBuilder {
     uint32_t flags, version;
     bool unchecked;
     SourceLoc loc;
+    bool region = false;
   };
   std::string name_;
   SourceLoc func_loc_;
@@ -163,6 +174,8 @@ class ScenarioBuilder {
   ScenarioBuilder& Description(std::string d);
   ScenarioBuilder& Cpus(uint32_t n);
   ScenarioBuilder& Nodes(uint32_t n);
+  // Whether the kernel is preemptible (Scenario::preemption).
+  ScenarioBuilder& Preempt(Preemption p);
   ScenarioBuilder& Const(const std::string& name, int64_t value, bool overridden = false);
   ScenarioBuilder& Var(const std::string& name, Width w, uint32_t count, std::vector<int64_t> init = {});
   // stride 0 = count*width rounded up to 64 bytes.

@@ -19,7 +19,8 @@ bool operator==(const Instr& a, const Instr& b) {
 
 bool operator==(const CsDescriptor& a, const CsDescriptor& b) {
   return a.name == b.name && a.function == b.function && a.start == b.start && a.post_commit == b.post_commit &&
-         a.abort == b.abort && a.version == b.version && a.flags == b.flags && a.unchecked == b.unchecked;
+         a.abort == b.abort && a.version == b.version && a.flags == b.flags && a.unchecked == b.unchecked &&
+         a.region == b.region;
 }
 
 bool operator==(const Function& a, const Function& b) {
@@ -117,6 +118,8 @@ const char* OpName(Op op) {
     case Op::kFutexWait: return "futex_wait";
     case Op::kFutexWake: return "futex_wake";
     case Op::kSleep: return "sleep";
+    case Op::kRfcRegion: return "rfc_region";
+    case Op::kRfcCpuPtr: return "rfc_cpu_ptr";
     case Op::kRseqRegister: return "rseq_register";
     case Op::kRseqUnregister: return "rseq_unregister";
     case Op::kAssert: return "assert";

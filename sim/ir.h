@@ -146,8 +146,18 @@ enum class Op : uint8_t {
   kFutexWake,
   // nanosleep: ns of simulated time in rs (use_imm: imm); r0 := 0, -EINTR or -EINVAL (ns < 0).
   kSleep,
+  // The 2015 RFC's restartable_sequences(op, flags, val1, val2, val3) system
+  // call (sim/kernel/rfc2015.h; reference/rfc2015.md "ABI"). Kernels without
+  // it return -ENOSYS.
+  // op 0: register region `target` (a descriptor with `region` set): val1 =
+  // its start_ip, val2 = its end, val3 = its restart address. r0 := 0,
+  // -EINVAL or -EBUSY.
+  kRfcRegion,
+  // op 1: set the caller's CPU pointer to rs (use_imm: imm; 0 = NULL
+  // unregisters). r0 := 0 or -EINVAL.
+  kRfcCpuPtr,
 };
-inline constexpr Op kLastOp = Op::kSleep;
+inline constexpr Op kLastOp = Op::kRfcCpuPtr;
 
 // Comparison used by kAssert (branches encode theirs in the opcode).
 enum class CmpKind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLtu, kLeu, kGtu, kGeu };
@@ -197,6 +207,12 @@ struct CsDescriptor {
   uint32_t version = 0;
   uint32_t flags = 0;
   bool unchecked = false;    // skip the static descriptor checks (planted bugs)
+  // A region of the 2015 RFC ABI instead of a struct rseq_cs (`region NAME
+  // start= end= restart=` in the text format): [start, post_commit) is the
+  // region [crit_start, crit_end), `abort` its crit_restart; registered with
+  // `rfc_region`, never armed, no signature, version or flags
+  // (reference/rfc2015.md "ABI").
+  bool region = false;
   SourceLoc loc;
   friend bool operator==(const CsDescriptor& a, const CsDescriptor& b);  // ignores loc
 };

@@ -8,8 +8,9 @@ namespace rseqmc {
 
 std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::string* why) {
   int major = 0, minor = 0;
-  if (text == "rfc2015" || text == "mm_cid") {
-    if (why) *why = "kernel model '" + text + "' is not implemented yet; supported: 4.18..5.19, 6.0..6.18, 6.19";
+  if (text == "rfc2015") return KernelVersion{KernelModel::kRfc2015, "rfc2015"};
+  if (text == "mm_cid") {
+    if (why) *why = "kernel model '" + text + "' is not implemented yet; supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
     return std::nullopt;
   }
   if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) != 2 || major < 0 || minor < 0) {
@@ -32,10 +33,10 @@ std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::st
   }
   if (why) {
     if (major < 4 || (major == 4 && minor < 18)) {
-      *why = "kernel " + v.text + " has no rseq (merged in 4.18); supported: 4.18..5.19, 6.0..6.18, 6.19";
+      *why = "kernel " + v.text + " has no rseq (merged in 4.18); supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
     } else {
       *why = "kernel " + v.text +
-             " uses the 6.19 rseq rework, which is not modelled yet; supported: 4.18..5.19, 6.0..6.18, 6.19";
+             " uses the 6.19 rseq rework, which is not modelled yet; supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
     }
   }
   return std::nullopt;
@@ -56,6 +57,7 @@ const char* KernelModelName(KernelModel m) {
     case KernelModel::kLegacy418: return "4.18-5.19 legacy";
     case KernelModel::kLegacy60: return "6.0-6.18 legacy";
     case KernelModel::k619: return "6.19 rework";
+    case KernelModel::kRfc2015: return "2015 RFC";
   }
   return "?";
 }

@@ -15,8 +15,10 @@
 // as registered for it. Cross-checks record the exact running version.
 //   * k619 — "6.19": the rework (sim/kernel/abi_6_19.cc).
 // The rules of each live in its module under sim/kernel/ (sim/kernel/abi.h).
+//   * kRfc2015 — "rfc2015": the Oct 2015 RFC's restartable_sequences()
+//     (regions instead of descriptors; sim/kernel/rfc2015.h).
 // Not yet modelled (rejected with a clear error): 7.0+ (time-slice
-// extension, V2/legacy split by registration size), rfc2015.
+// extension, V2/legacy split by registration size).
 #ifndef RSEQMC_SIM_KERNEL_MODEL_H_
 #define RSEQMC_SIM_KERNEL_MODEL_H_
 
@@ -33,8 +35,9 @@ enum class KernelModel : uint8_t {
   kLegacy418 = 1,  // 4.18-5.19, sim/kernel/abi_4_18.cc
   kLegacy60 = 2,   // 6.0-6.18, sim/kernel/abi_6_0.cc
   k619 = 3,        // 6.19, sim/kernel/abi_6_19.cc
+  kRfc2015 = 4,    // the Oct 2015 RFC (never merged), sim/kernel/rfc2015.cc
 };
-inline constexpr uint8_t kMaxKernelModel = 3;
+inline constexpr uint8_t kMaxKernelModel = 4;
 
 struct KernelVersion {
   KernelModel model = KernelModel::kLegacy60;

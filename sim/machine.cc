@@ -69,6 +69,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
       code_(s.program.code.data()),
       code_size_(static_cast<uint32_t>(s.program.code.size())),
       num_cpus_(static_cast<int>(s.num_cpus)) {
+  if (std::optional<AbiMismatch> no = abi_->NotApplicable(s)) throw InputError(s.file, no->loc, no->message, "", no->hint);
   const Program& p = s.program;
   properties_.reserve(s.properties.size());
   for (const Property& prop : s.properties) properties_.emplace_back(s, prop.expr);
@@ -192,6 +193,7 @@ void Machine::Save(MachineCheckpoint& ck) const {
   ck.steps = steps_;
   ck.boundary = boundary_;
   ck.cid_used = cid_used_;
+  ck.rfc = rfc_;
   std::copy(std::begin(events_), std::end(events_), std::begin(ck.events));
   ck.total_events = total_events_;
   ck.now_ns = now_ns_;
@@ -233,6 +235,7 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   steps_ = ck.steps;
   boundary_ = ck.boundary;
   cid_used_ = ck.cid_used;
+  rfc_ = ck.rfc;
   std::copy(std::begin(ck.events), std::end(ck.events), std::begin(events_));
   total_events_ = ck.total_events;
   now_ns_ = ck.now_ns;
@@ -274,6 +277,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.notify_resume = false;
     th.chosen = false;
     th.mm_cid = -1;
+    th.rfc_cpu_ptr = 0;
     th.futex_addr = 0;
     th.wait_seq = 0;
     th.wake_at_ns = 0;
@@ -297,6 +301,8 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     c.queue.clear();
   }
   cid_used_ = 0;
+  rfc_.regions.clear();
+  rfc_.cpu_ptr_set = false;
   first_thread_ = -1;
   for (SimThread& th : threads_) {
     SimCpu& c = cpus_[th.cpu];
@@ -635,8 +641,9 @@ void Machine::ApplyEvent(const Decision& d) {
       if (opt_.fault != RunOptions::ModelFault::kNoAbortOnMigrate) {
         abi_->RseqPreempt(*this, t);
         abi_->RseqMigrate(*this, t);
+      } else {
+        th.notify_resume = true;  // the IDs are still updated (only the abort is lost)
       }
-      th.notify_resume = true;
       cid_used_ &= ~(1ull << th.mm_cid);
       if (record_) Record(TraceKind::kMigrate, cpu, t, th.cur().pc, d.arg);
       PickNext(cpu, -1);
@@ -783,26 +790,39 @@ uint64_t Machine::UserIp(int t) const {
 }
 
 bool Machine::AbortTo(int t, uint64_t abort_ip, uint64_t cs) {
+  Store(threads_[t].rseq_area + kRseqOffRseqCs, 0, 8);
+  const int d = (cs - desc_base_) % kRseqCsBytes == 0 && cs >= desc_base_ && cs < area_base_
+                    ? static_cast<int>((cs - desc_base_) / kRseqCsBytes)
+                    : -1;
+  return JumpAfterAbort(t, abort_ip, d);
+}
+
+bool Machine::RestartTo(int t, uint64_t restart_ip, uint64_t region_start) {
+  int d = -1;
+  for (size_t i = 0; i < s_.program.descriptors.size(); ++i) {
+    const CsDescriptor& r = s_.program.descriptors[i];
+    if (r.region && CodeAddress(r.start) == region_start) {
+      d = static_cast<int>(i);
+      break;
+    }
+  }
+  return JumpAfterAbort(t, restart_ip, d);
+}
+
+bool Machine::JumpAfterAbort(int t, uint64_t ip, int from_desc) {
   SimThread& th = threads_[t];
   Context& c = th.cur();
-  Store(th.rseq_area + kRseqOffRseqCs, 0, 8);
   ++out_->threads[t].aborts;
-  const bool instruction =
-      abort_ip >= kCodeBase && abort_ip < CodeAddress(code_size_) && (abort_ip - kCodeBase) % kInstrBytes == 0;
-  const uint32_t to = instruction ? static_cast<uint32_t>((abort_ip - kCodeBase) / kInstrBytes) : c.pc;
-  if (record_ || acc_) {
-    const int d = (cs - desc_base_) % kRseqCsBytes == 0 && cs >= desc_base_ && cs < area_base_
-                      ? static_cast<int>((cs - desc_base_) / kRseqCsBytes)
-                      : -1;
-    if (record_) Record(TraceKind::kAbort, th.cpu, t, c.pc, to, d);
-    if (acc_) LogAccess(AccessKind::kAbort, t, c.pc, to, static_cast<uint64_t>(static_cast<int64_t>(d)));
-  }
+  const bool instruction = ip >= kCodeBase && ip < CodeAddress(code_size_) && (ip - kCodeBase) % kInstrBytes == 0;
+  const uint32_t to = instruction ? static_cast<uint32_t>((ip - kCodeBase) / kInstrBytes) : c.pc;
+  if (record_) Record(TraceKind::kAbort, th.cpu, t, c.pc, to, from_desc);
+  if (acc_) LogAccess(AccessKind::kAbort, t, c.pc, to, static_cast<uint64_t>(static_cast<int64_t>(from_desc)));
   if (!instruction) {
     // The kernel sets the IP without looking at what is there; the return to
     // user space then fetches from it: a page fault on an unmapped or
     // non-executable address, or an instruction decoded from its middle.
     char buf[40];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(abort_ip));
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(ip));
     ForceSigsegv(t, std::string("rseq abort to abort_ip ") + buf +
                         ", which is not the start of an instruction of the program: the instruction fetch there faults");
     return false;
@@ -1390,6 +1410,15 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
     case Op::kRseqUnregister:
       ret = abi_->SysRseqUnregister(*this, t, static_cast<uint32_t>(in.imm));
       break;
+    case Op::kRfcRegion: {
+      const CsDescriptor& d = s_.program.descriptors[in.target];
+      ret = abi_->SysRestartableSequences(*this, t, 0, CodeAddress(d.start), CodeAddress(d.post_commit),
+                                          CodeAddress(d.abort));
+      break;
+    }
+    case Op::kRfcCpuPtr:
+      ret = abi_->SysRestartableSequences(*this, t, 1, static_cast<uint64_t>(arg), 0, 0);
+      break;
     default:
       break;
   }
@@ -1444,6 +1473,7 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
     w.push_back(static_cast<uint64_t>(th.rseq_sched_switch) | static_cast<uint64_t>(th.rseq_user_irq) << 1);
     w.push_back(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
     w.push_back(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
+    if (th.rfc_cpu_ptr != 0) w.push_back(th.rfc_cpu_ptr ^ 0x2015);
     if (th.state == ThreadState::kBlocked) {
       w.push_back(th.futex_addr);
       w.push_back(th.wait_seq);
@@ -1463,6 +1493,14 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
     for (int32_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
   }
   if (mm_cid) w.push_back(cid_used_);
+  if (!rfc_.regions.empty() || rfc_.cpu_ptr_set) {
+    w.push_back(rfc_.regions.size() << 1 | static_cast<uint64_t>(rfc_.cpu_ptr_set));
+    for (const RfcRegion& r : rfc_.regions) {
+      w.push_back(r.start);
+      w.push_back(r.end);
+      w.push_back(r.restart);
+    }
+  }
   w.push_back(total_events_);
   for (int k = 0; k < kNumDecisionKinds; ++k) {
     if ((event_kinds >> k) & 1) w.push_back(events_[k]);

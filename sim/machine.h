@@ -80,6 +80,9 @@ struct SimThread {
   bool notify_resume = false;   // TIF_NOTIFY_RESUME: evaluate rseq before user code runs
   bool chosen = false;          // its fiber was started by a boundary that already chose it
   int32_t mm_cid = -1;
+  // 2015 RFC (sim/kernel/rfc2015.cc): the thread's CPU pointer, the user
+  // address of a u32 the kernel writes the CPU number to (0 = none).
+  uint64_t rfc_cpu_ptr = 0;
   uint64_t futex_addr = 0;      // kBlocked: the futex word waited on
   uint64_t wait_seq = 0;        // kBlocked: FIFO position among the futex's waiters (smaller = earlier)
   uint64_t wake_at_ns = 0;      // kSleeping: simulated time (ns) at which the sleep ends
@@ -90,6 +93,19 @@ struct SimThread {
 
   Context& cur() { return ctx[depth]; }
   const Context& cur() const { return ctx[depth]; }
+};
+
+// 2015 RFC (sim/kernel/rfc2015.cc): one registered region [start, end) with
+// its restart address (code addresses), and the process-wide state kept by
+// the thread-group leader: the regions sorted by start, and whether any thread
+// has set a CPU pointer (after which op 0 fails with EBUSY).
+struct RfcRegion {
+  uint64_t start = 0, end = 0, restart = 0;
+  friend bool operator==(const RfcRegion&, const RfcRegion&) = default;
+};
+struct RfcProcess {
+  std::vector<RfcRegion> regions;
+  bool cpu_ptr_set = false;
 };
 
 struct SimCpu {
@@ -107,6 +123,7 @@ struct MachineCheckpoint {
   std::vector<uint8_t> memory;
   std::vector<SimThread> threads;     // contexts above each thread's depth are not copied
   std::vector<SimCpu> cpus;
+  RfcProcess rfc;
   struct Out {
     bool exited = false;
     int64_t ret = 0;
@@ -218,6 +235,18 @@ class Machine {
   // program faults on the instruction fetch when t returns to user space:
   // SIGSEGV (returns false).
   bool AbortTo(int t, uint64_t abort_ip, uint64_t cs);
+  // The 2015 RFC's restart: instruction_pointer_set(regs, crit_restart) for
+  // t, whose IP is in the region that starts at `region_start` (for the
+  // trace). No user memory is written. Counted and traced as an abort;
+  // false (SIGSEGV) as AbortTo for an address that is no instruction.
+  bool RestartTo(int t, uint64_t restart_ip, uint64_t region_start);
+  // The process's 2015-RFC state (regions, whether a CPU pointer was set).
+  // Every use records an access to it (TouchRfcProcess: a read by a lookup,
+  // a write by a registration) at a kernel address no user access reaches,
+  // so that partial-order reduction orders registrations with lookups only.
+  RfcProcess& rfc_process() { return rfc_; }
+  void TouchRfcProcess(bool write) { TouchMem(kRfcProcessObject, 8, write); }
+  static constexpr uint64_t kRfcProcessObject = 0xffffffffff600000ull;
   // clear_rseq_cs() outside the section (recorded).
   void RecordLazyClear(int t);
   // force_sig(SIGSEGV) / force_sigsegv() for thread t with `reason`: the one
@@ -357,6 +386,10 @@ class Machine {
     return v;
   }
   void Store(uint64_t addr, uint64_t v, int bytes) { std::memcpy(mem_ + (addr - kDataBase), &v, bytes); }
+  // Sets t's pc to the instruction at `ip` after an abort or restart from
+  // code index `from_desc`'s section (-1 unknown): counted and traced; false
+  // (SIGSEGV) if `ip` is no instruction of the program.
+  bool JumpAfterAbort(int t, uint64_t ip, int from_desc);
 
   // ---- threads that block (sim/blocking.cc) ----
   // FUTEX_WAIT (kernel/futex/waitwake.c futex_wait_setup, futex_wait): the
@@ -415,6 +448,7 @@ class Machine {
   uint32_t events_[kNumDecisionKinds] = {};
   uint32_t total_events_ = 0;
   uint64_t cid_used_ = 0;   // mm_cid bitmap of running threads
+  RfcProcess rfc_;          // 2015 RFC: the process's regions
   std::vector<uint8_t> fiber_active_;
   std::exception_ptr error_;
   bool fp_on_ = false;

@@ -122,12 +122,20 @@ struct Constant {
   }
 };
 
+// Whether the kernel is preemptible. Only the 2015 RFC ABI's rules depend on
+// it (reference/rfc2015.md "When a thread is restarted"): with kFull
+// (CONFIG_PREEMPT) every switch-out requests notify-resume, with kVoluntary
+// only a switch-out whose saved user IP is inside a region. `preempt full` /
+// `preempt voluntary` in the text format.
+enum class Preemption : uint8_t { kFull, kVoluntary };
+
 struct Scenario {
   std::string name;
   std::string description;   // one line, shown by `rseqmc list`
   std::string file;          // where it was parsed from ("" if built in C++)
   uint32_t num_cpus = 1;
   uint32_t num_nodes = 1;    // NUMA nodes; CPU c is on node c * num_nodes / num_cpus
+  Preemption preemption = Preemption::kFull;
   std::vector<Constant> constants;
   Program program;
   std::vector<ThreadSpec> threads;
@@ -162,7 +170,7 @@ struct Scenario {
   }
   friend bool operator==(const Scenario& a, const Scenario& b) {
     return a.name == b.name && a.description == b.description && a.num_cpus == b.num_cpus &&
-           a.num_nodes == b.num_nodes && a.constants == b.constants && a.program == b.program &&
+           a.num_nodes == b.num_nodes && a.preemption == b.preemption && a.constants == b.constants && a.program == b.program &&
            a.threads == b.threads && a.signals == b.signals && a.properties == b.properties &&
            a.expected == b.expected && a.expected_on == b.expected_on && a.scratch == b.scratch;
   }

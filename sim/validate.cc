@@ -226,7 +226,18 @@ class Validator {
     switch (in.op) {
       case Op::kCall: check_range(p_.functions.size(), "function"); break;
       case Op::kLa: check_range(p_.symbols.size(), "symbol"); break;
-      case Op::kRseqArm: check_range(p_.descriptors.size(), "descriptor"); break;
+      case Op::kRseqArm:
+      case Op::kRfcRegion:
+        check_range(p_.descriptors.size(), in.op == Op::kRseqArm ? "descriptor" : "region");
+        if (in.target < p_.descriptors.size() && p_.descriptors[in.target].region != (in.op == Op::kRfcRegion)) {
+          const CsDescriptor& d = p_.descriptors[in.target];
+          Add(in.loc,
+              in.op == Op::kRseqArm ? "`rseq_arm` names region " + Quote(d.name) + ", which is no struct rseq_cs"
+                                    : "`rfc_region` names descriptor " + Quote(d.name) + ", which is no region",
+              in.op == Op::kRseqArm ? "a 2015-RFC region is registered once with `rfc_region NAME`"
+                                    : "declare it with `region NAME start=LABEL end=LABEL restart=LABEL`");
+        }
+        break;
       case Op::kObserve:
       case Op::kAssert:
         check_range(p_.strings.size(), "string");
@@ -268,6 +279,10 @@ class Validator {
             "put the abort label before the handler's first instruction");
         continue;
       }
+      if (d.region) {
+        CheckRegion(d, f);
+        continue;
+      }
       if (d.start > d.post_commit) {
         Add(d.loc, what + ": start label " + DescribeLabel(f, d.start) + " comes after post_commit label " +
                        DescribeLabel(f, d.post_commit),
@@ -298,6 +313,33 @@ class Validator {
         }
         Add(d.loc, what + ": no signature before abort label " + DescribeLabel(f, d.abort) + ": " + found, kSigHint);
       }
+    }
+  }
+
+  // A 2015-RFC region (labels already known to be in its function): start <
+  // end (else op 0 returns EINVAL: allowed only `unchecked`, to show that),
+  // restart outside [start, end), the last instruction the commit store. No
+  // signature: the RFC has none (reference/rfc2015.md "ABI").
+  void CheckRegion(const CsDescriptor& d, const Function& f) {
+    if (d.unchecked) return;
+    const std::string what = "region " + Quote(d.name);
+    if (d.start >= d.post_commit) {
+      Add(d.loc, what + ": start label " + DescribeLabel(f, d.start) + " does not come before end label " +
+                     DescribeLabel(f, d.post_commit),
+          "the region is [start, end): put at least one instruction between them, or mark it `unchecked` to see "
+          "the EINVAL of restartable_sequences(0, ...)");
+      return;
+    }
+    if (d.abort >= d.start && d.abort < d.post_commit) {
+      Add(d.loc, what + ": restart label " + DescribeLabel(f, d.abort) + " lies inside the region",
+          "put the restart code outside the region (it re-reads the CPU number and jumps back to start)");
+    }
+    const Instr& commit = p_.code[d.post_commit - 1];
+    if (commit.op != Op::kSt && commit.op != Op::kSt32) {
+      Add(d.loc, what + ": the last instruction of the region" + LineRef(commit.loc) +
+                     " must be the commit store (`st` or `st32`), found `" + OpName(commit.op) + "`",
+          "end the region with its single committing store and put the end label right after it, or mark the "
+          "region `unchecked`");
     }
   }
 

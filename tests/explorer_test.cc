@@ -26,6 +26,7 @@
 #include "model/state_set.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
+#include "sim/kernel/abi.h"
 #include "sim/builder.h"
 #include "sim/machine.h"
 #include "sim/diag.h"
@@ -151,6 +152,8 @@ std::vector<GoldenCase> GoldenCases() {
   std::vector<GoldenCase> cases;
   const std::map<std::string, int64_t> small = {{"OPS", 1}, {"PER", 1}};
   for (const BuiltinScenario& b : BuiltinScenarios()) {
+    // 2015-RFC programs run under rfc2015 only: tests/rfc2015_test.cc.
+    if (FindRfc2015Use(ParseScenario(b.text, b.path).program) != nullptr) continue;
     // The list/buffer workloads are explored with one node per thread to keep
     // the suite (and its ASan run) short.
     const bool heavy = b.name.find("list") != std::string::npos || b.name.find("buffer") != std::string::npos ||
@@ -220,7 +223,10 @@ TEST(Explore, GoldenExecutionCountsAndOutcomeSets) {
 std::vector<std::string> BuggyScenarios() {
   std::vector<std::string> names;
   for (const BuiltinScenario& b : BuiltinScenarios()) {
-    if (b.name.rfind("buggy/", 0) == 0) names.push_back(b.name);
+    // 2015-RFC programs run under rfc2015 only: tests/rfc2015_test.cc.
+    if (b.name.rfind("buggy/", 0) == 0 && FindRfc2015Use(ParseScenario(b.text, b.path).program) == nullptr) {
+      names.push_back(b.name);
+    }
   }
   return names;
 }

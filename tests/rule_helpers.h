@@ -42,6 +42,7 @@ inline KernelVersion Kernel(KernelModel m) {
     case KernelModel::kLegacy418: return {m, "4.18"};
     case KernelModel::kLegacy60: return {m, "6.18"};
     case KernelModel::k619: return {m, "6.19"};
+    case KernelModel::kRfc2015: return {m, "rfc2015"};
   }
   return {m, "?"};
 }

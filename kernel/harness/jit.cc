@@ -775,6 +775,12 @@ void JitProgram::Compile() {
         g.syscall();
         store_r0();
         break;
+      case Op::kRfcRegion:
+      case Op::kRfcCpuPtr:
+        // The 2015 RFC's system call exists only in a patched kernel (the
+        // QEMU cross-check, kernel/README.md); this host's harness has none.
+        throw HarnessError(std::string("`") + OpName(in.op) +
+                           "` (the 2015 RFC's restartable_sequences) has no real-kernel counterpart on this host");
     }
   }
   block_addr_[n] = cur();

@@ -33,6 +33,7 @@
 #include <thread>
 
 #include "kernel/harness/child.h"
+#include "sim/kernel/abi.h"
 #include "sim/machine.h"
 #include "sim/diag.h"
 
@@ -1242,6 +1243,10 @@ class Session {
 std::string HarnessUnavailableReason(const Scenario& s, bool need_ptrace) {
   std::string why = HarnessUnavailableReason(s.num_cpus, need_ptrace);
   if (!why.empty()) return why;
+  if (FindRfc2015Use(s.program) != nullptr) {
+    return "the scenario calls the 2015 RFC's restartable_sequences(), which only a patched kernel has (the QEMU "
+           "cross-check runs it)";
+  }
   for (uint32_t c = 0; c < s.num_cpus; ++c) {
     // /sys/devices/system/cpu/cpuC/nodeN names the CPU's node (none: node 0).
     int node = 0;

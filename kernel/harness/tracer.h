@@ -181,7 +181,8 @@ struct TracerOptions {
 std::string HarnessUnavailableReason(uint32_t num_cpus, bool need_ptrace = true);
 // The same for a scenario, which must also have this machine's NUMA layout
 // (CPU c on node c * nodes / cpus, as the simulator places it): node_id is
-// the kernel's, not the scenario's.
+// the kernel's, not the scenario's; and must not call the 2015 RFC's system
+// call (sim/kernel/rfc2015.cc), which this kernel lacks.
 std::string HarnessUnavailableReason(const Scenario& s, bool need_ptrace = true);
 
 // Probes ptrace the way the tracer uses it: forks a child that calls

@@ -11,6 +11,27 @@ namespace rseqmc {
 const KernelAbi& Abi418Instance();  // sim/kernel/abi_4_18.cc
 const KernelAbi& Abi60Instance();   // sim/kernel/abi_6_0.cc
 const KernelAbi& Abi619Instance();  // sim/kernel/abi_6_19.cc
+const KernelAbi& AbiRfc2015Instance();  // sim/kernel/rfc2015.cc
+
+int64_t KernelAbi::SysRestartableSequences(Machine&, int, int, uint64_t, uint64_t, uint64_t) const {
+  return kErrEnosys;
+}
+
+std::optional<AbiMismatch> KernelAbi::NotApplicable(const Scenario& s) const {
+  const Instr* rfc = FindRfc2015Use(s.program);
+  if (rfc == nullptr) return std::nullopt;
+  return AbiMismatch{rfc->loc,
+                     std::string("`") + OpName(rfc->op) + "` calls the 2015 RFC's restartable_sequences(), which kernel " +
+                         info().name + " does not have (the system call returns ENOSYS there)",
+                     "run this scenario with --kernel rfc2015"};
+}
+
+const Instr* FindRfc2015Use(const Program& p) {
+  for (const Instr& in : p.code) {
+    if (in.op == Op::kRfcRegion || in.op == Op::kRfcCpuPtr) return &in;
+  }
+  return nullptr;
+}
 
 const char* CheckAbortSignature(Machine& m, uint64_t abort_ip, uint32_t sig, std::string* why) {
   const Machine::CodeWordRead word = m.ReadSignatureWord(abort_ip - 4);
@@ -32,12 +53,14 @@ const KernelAbi& AbiFor(KernelModel m) {
     case KernelModel::kLegacy418: return Abi418Instance();
     case KernelModel::kLegacy60: return Abi60Instance();
     case KernelModel::k619: return Abi619Instance();
+    case KernelModel::kRfc2015: return AbiRfc2015Instance();
   }
   return Abi60Instance();
 }
 
 std::span<const KernelAbi* const> AllAbis() {
-  static const std::array<const KernelAbi*, 3> kAll{&Abi418Instance(), &Abi60Instance(), &Abi619Instance()};
+  static const std::array<const KernelAbi*, 4> kAll{&AbiRfc2015Instance(), &Abi418Instance(), &Abi60Instance(),
+                                                    &Abi619Instance()};
   return kAll;
 }
 

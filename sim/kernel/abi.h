@@ -12,6 +12,8 @@
 //
 // Implementations (one file each, each with a header comment naming the
 // kernel versions, files and functions it follows):
+//   sim/kernel/rfc2015.cc   the Oct 2015 RFC (regions, a CPU pointer; no
+//                           struct rseq)
 //   sim/kernel/abi_4_18.cc  4.18-5.19 legacy (NO_RESTART flags honoured)
 //   sim/kernel/abi_6_0.cc   6.0-6.18 legacy (this machine's kernel)
 //   sim/kernel/abi_6_19.cc  6.19 rework (IDs only on change, cs only after
@@ -27,10 +29,12 @@
 #define RSEQMC_SIM_KERNEL_ABI_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "sim/kernel_model.h"
+#include "sim/scenario.h"
 
 namespace rseqmc {
 
@@ -40,7 +44,14 @@ class Machine;
 // (arch/x86/include/asm/page_64_types.h).
 inline constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
 // Syscall error returns (include/uapi/asm-generic/errno-base.h), negated.
-inline constexpr int64_t kErrEperm = -1, kErrEbusy = -16, kErrEinval = -22;
+inline constexpr int64_t kErrEperm = -1, kErrEbusy = -16, kErrEinval = -22, kErrEnosys = -38;
+
+// A scenario that an ABI cannot run: where, why, and what to do instead.
+struct AbiMismatch {
+  SourceLoc loc;
+  std::string message;
+  std::string hint;
+};
 
 // What `rseqmc kernels` prints about an ABI.
 struct KernelAbiInfo {
@@ -92,7 +103,22 @@ class KernelAbi {
   virtual int64_t SysRseqRegister(Machine& m, int t, uint32_t sig) const = 0;
   // sys_rseq(RSEQ_FLAG_UNREGISTER).
   virtual int64_t SysRseqUnregister(Machine& m, int t, uint32_t sig) const = 0;
+  // restartable_sequences(op, 0, v1, v2, v3), the 2015 RFC's system call
+  // (reference/rfc2015.md "ABI"): op 0 registers region [v1, v2) with restart
+  // address v3, op 1 sets t's CPU pointer to v1. Returns 0 or -errno; every
+  // kernel without the RFC returns -ENOSYS (this default).
+  virtual int64_t SysRestartableSequences(Machine& m, int t, int op, uint64_t v1, uint64_t v2, uint64_t v3) const;
+  // Why scenario `s` cannot run under this ABI (nullopt if it can): this
+  // default rejects programs that use the 2015 RFC's system call, which no
+  // merged kernel has; rfc2015 rejects programs that use struct rseq. The
+  // Machine throws it as an InputError (exit 2); `rseqmc check` without
+  // --kernel skips such pairs.
+  virtual std::optional<AbiMismatch> NotApplicable(const Scenario& s) const;
 };
+
+// The first instruction of `p` that calls the 2015 RFC's system call
+// (rfc_region, rfc_cpu_ptr), or nullptr.
+const Instr* FindRfc2015Use(const Program& p);
 
 // get_user() of the 4 bytes before abort_ip and their comparison with the
 // registered signature `sig` (kernel/rseq.c rseq_get_rseq_cs(),

@@ -612,7 +612,8 @@ class Checker {
 
 // FILEs under --kernel (default: the running kernel's ABI); without FILE
 // every built-in under --kernel, or, without --kernel, under every ABI
-// (`rseqmc kernels`), each against the verdict it expects there.
+// (`rseqmc kernels`) that can run it (KernelAbi::NotApplicable), each
+// against the verdict it expects there.
 std::vector<Target> LoadTargets(const CheckArgs& a) {
   std::vector<Target> targets;
   const KernelVersion chosen = ChosenKernel(a.kernel);
@@ -620,10 +621,12 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
     for (const BuiltinScenario& b : BuiltinScenarios()) {
       const Scenario s = ParseScenario(b.text, b.path);
       if (a.kernel) {
+        if (AbiFor(chosen.model).NotApplicable(s)) continue;
         targets.push_back({b.name, b.name, s, chosen});
         continue;
       }
       for (const KernelAbi* abi : AllAbis()) {
+        if (abi->NotApplicable(s)) continue;  // e.g. a 2015-RFC program on a merged kernel
         const KernelVersion k{abi->info().model, abi->info().name};
         targets.push_back({b.name, b.name + " @" + k.text, s, k});
       }
@@ -631,7 +634,9 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
     return targets;
   }
   for (const std::string& f : a.files) {
-    targets.push_back({f, f, LoadScenario(f, a.defines), chosen});
+    Scenario s = LoadScenario(f, a.defines);
+    const KernelVersion k = ChosenKernel(a.kernel, s);
+    targets.push_back({f, f, std::move(s), k});
   }
   return targets;
 }

@@ -13,6 +13,7 @@
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
+#include "sim/kernel/abi.h"
 
 namespace rseqmc::cli {
 
@@ -100,6 +101,18 @@ KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen) {
   KernelVersion k = DefaultKernelVersion(&note);
   if (!note.empty()) std::cerr << "rseqmc: note: " << note << "\n";
   return k;
+}
+
+KernelVersion ApplicableKernel(const KernelVersion& k, const Scenario& s) {
+  if (!AbiFor(k.model).NotApplicable(s)) return k;
+  for (const KernelAbi* abi : AllAbis()) {
+    if (!abi->NotApplicable(s)) return {abi->info().model, abi->info().name};
+  }
+  return k;
+}
+
+KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen, const Scenario& s) {
+  return chosen ? *chosen : ApplicableKernel(ChosenKernel(chosen), s);
 }
 
 void WriteTextFile(const std::string& path, const std::string& text) {

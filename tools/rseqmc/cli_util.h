@@ -57,6 +57,13 @@ Scenario LoadScenario(const std::string& file_or_name, const std::map<std::strin
 // The kernel model to use: `chosen` (--kernel) if given, else the running
 // kernel's (with a note on stderr when it is not modelled).
 KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen);
+// The same for scenario `s`: without --kernel, a scenario that the default
+// ABI cannot run (KernelAbi::NotApplicable: a 2015-RFC program) runs under
+// the first ABI of `rseqmc kernels` that can. An explicit --kernel is kept
+// (the Machine then rejects the pair with exit 2).
+KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen, const Scenario& s);
+// `k` if its ABI can run `s`, else the first ABI of `rseqmc kernels` that can.
+KernelVersion ApplicableKernel(const KernelVersion& k, const Scenario& s);
 
 // Writes `text` to the file at `path`, replacing it (--html). Throws
 // InputError naming the file when it cannot be written.

@@ -108,6 +108,13 @@ int DiffKernelsCommand(const std::vector<std::string>& args, const std::string& 
   const KernelVersion ka = Kernel(pos[0]), kb = Kernel(pos[1]);
   const std::map<std::string, int64_t> defines = ParseDefines(define_args);
   const Scenario s = LoadScenario(pos[2], defines);
+  // A pair the scenario cannot run under (a 2015-RFC program and a merged
+  // kernel) is bad input before any exploration.
+  for (const KernelVersion& k : {ka, kb}) {
+    if (std::optional<AbiMismatch> no = AbiFor(k.model).NotApplicable(s)) {
+      throw InputError(s.file, no->loc, no->message, "", no->hint);
+    }
+  }
   const std::map<Outcome, Schedule> a = Outcomes(s, ka, bounds), b = Outcomes(s, kb, bounds);
   size_t differences = 0;
   auto only = [&](const KernelVersion& k, const std::map<Outcome, Schedule>& here,

@@ -16,6 +16,7 @@
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
+#include "sim/kernel/abi.h"
 #include "sim/kernel_model.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
@@ -156,7 +157,7 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
     }
     kernel = a.kernel ? *a.kernel : KernelVersion{replay->kernel, KernelModelName(replay->kernel)};
   } else {
-    kernel = ChosenKernel(a.kernel);
+    kernel = ChosenKernel(a.kernel, s);
   }
 
   Simulator sim(s, MakeRunOptions(a, kernel, /*trace=*/true));
@@ -208,7 +209,9 @@ int RunAllBuiltins(const RunArgs& a) {
   for (const BuiltinScenario& b : all) {
     try {
       Scenario s = ParseScenario(b.text, b.path);
-      Simulator sim(s, MakeRunOptions(a, kernel, /*trace=*/a.json));
+      const KernelVersion k = a.kernel ? kernel : ApplicableKernel(kernel, s);
+      if (AbiFor(k.model).NotApplicable(s)) continue;  // --kernel names an ABI this scenario is not for
+      Simulator sim(s, MakeRunOptions(a, k, /*trace=*/a.json));
       RandomScheduler scheduler(seed);
       ExecutionResult r = sim.Run(scheduler);
       (r.verdict == Verdict::kPass ? passed : failed)++;
@@ -221,7 +224,7 @@ int RunAllBuiltins(const RunArgs& a) {
                                  std::to_string(EventCount(r, DecisionKind::kSignal)) + "/" +
                                  std::to_string(EventCount(r, DecisionKind::kIpi));
       std::printf("%-*s  %-14s %-14s %8llu  %-11s %s\n", static_cast<int>(width), b.name.c_str(),
-                  ExpectText(r.verdict).c_str(), ExpectText(s.ExpectedOn(kernel.model)).c_str(),
+                  ExpectText(r.verdict).c_str(), ExpectText(s.ExpectedOn(k.model)).c_str(),
                   static_cast<unsigned long long>(r.steps), events.c_str(), EncodeSchedule(s, r.schedule).c_str());
     } catch (const InputError& e) {
       ++errors;
