@@ -4,7 +4,18 @@
 // Kernel rules followed (Linux 6.x):
 //   * FUTEX_WAIT / FUTEX_WAKE: kernel/futex/waitwake.c futex_wait_setup(),
 //     futex_wait(), futex_wake(); address checks in kernel/futex/core.c
-//     get_futex_key() (-EINVAL unless 4-byte aligned, -EFAULT if unmapped).
+//     get_futex_key(): -EINVAL unless 4-byte aligned, then -EFAULT unless
+//     access_ok() (x86-64 6.18 valid_user_address(): addr <= TASK_SIZE_MAX;
+//     older 6.x checked addr + 4 <= TASK_SIZE_MAX, which differs only for
+//     the word at TASK_SIZE_MAX itself).
+//     For a private futex (the harness uses FUTEX_*_PRIVATE) that is all:
+//     the page is not touched, so FUTEX_WAKE of an unmapped address below
+//     TASK_SIZE_MAX returns 0 (no waiter can be there). FUTEX_WAIT then reads
+//     the word (futex_get_value_locked()), so it is -EFAULT if unmapped.
+//   * FUTEX_WAKE's count: kernel/futex/syscalls.c sys_futex() takes `u32 val`
+//     and futex_wake() `int nr_wake`, so only the low 32 bits count, read as
+//     signed; its loop `if (++ret >= nr_wake) break;` wakes one waiter (if
+//     any) when nr_wake <= 0 (0x80000000 or 0xffffffff: one).
 //     Waiters of one word are woken in FIFO order (the hash bucket's plist
 //     orders equal priorities by arrival). A woken thread is queued on the CPU
 //     it last ran on (try_to_wake_up's select_task_rq is not modelled).
@@ -20,10 +31,12 @@
 // lasts "until nothing else can run and the clock reaches its end": the order
 // of wake-ups is that of the deadlines, whatever the instruction counts.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "sim/kernel/abi.h"
 #include "sim/machine.h"
 #include "sim/trace.h"
 
@@ -48,8 +61,13 @@ int64_t Machine::FutexWait(int t, uint64_t addr, uint32_t expected) {
 
 int64_t Machine::FutexWake(int t, uint64_t addr, int64_t n) {
   if (addr % 4 != 0) return kEinvalErr;
-  if (!MemOk(addr, 4)) return kEfault;
+  if (addr > kTaskSize) return kEfault;  // access_ok()
+  // Private futex: get_futex_key() does not touch the page, and no thread
+  // waits on a word it could not read, so nothing to wake.
+  if (!MemOk(addr, 4)) return 0;
   TouchMem(addr, 4, true);
+  // sys_futex(u32 val) -> futex_wake(int nr_wake).
+  const int32_t nr_wake = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(n)));
   int64_t woken = 0;
   for (;;) {
     int first = -1;
@@ -63,7 +81,7 @@ int64_t Machine::FutexWake(int t, uint64_t addr, int64_t n) {
     if (first < 0) break;
     Wake(first, 0, t);
     ++wakes_;
-    if (++woken >= n) break;
+    if (++woken >= nr_wake) break;
   }
   return woken;
 }

@@ -397,9 +397,9 @@ class Machine {
   // blocked; the wake or signal sets the final value), -EAGAIN, -EINVAL (addr
   // not 4-aligned, get_futex_key), -EFAULT (not mapped).
   int64_t FutexWait(int t, uint64_t addr, uint32_t expected);
-  // FUTEX_WAKE (futex_wake): wakes up to n waiters of addr in FIFO order (n <=
-  // 0 wakes one, as futex_wake's `++ret >= nr_wake` test does); returns how
-  // many were woken, or -EINVAL / -EFAULT as FutexWait.
+  // FUTEX_WAKE (kernel/futex/waitwake.c futex_wake): FIFO; n is sys_futex's u32 val read as `int nr_wake` (<= 0
+  // wakes one); r0 = the number woken, -EINVAL if unaligned, -EFAULT above TASK_SIZE_MAX (get_futex_key's
+  // access_ok()); an unmapped address below it wakes 0 (a private key never touches the page). sim/blocking.cc
   int64_t FutexWake(int t, uint64_t addr, int64_t n);
   // nanosleep(ns) on the simulated clock (see OnAllIdle): 0, or -EINVAL for ns < 0.
   int64_t Sleep(int t, int64_t ns);

@@ -124,6 +124,77 @@ TEST(BlockingTest, FutexWakeIsFifoAndWakesOneForZero) {
   EXPECT_EQ(wakes, 3);
 }
 
+// FUTEX_WAKE's count is futex_wake()'s `int nr_wake` (sys_futex's u32 val):
+// only the low 32 bits, read as signed. The simulator used the full 64 bits,
+// so 0x100000002 woke all three waiters (the kernel wakes 2).
+TEST(BlockingTest, FutexWakeCountIsTheKernelsInt) {
+  const Scenario s =
+      ParseScenarioFile(std::string(RSEQMC_SOURCE_DIR) + "/tests/data/futex_wake_count.rsq");
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const ExecutionResult r = RunSeed(s, seed);
+    ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+    const ThreadOutcome& k = r.threads[3];
+    ASSERT_EQ(k.observed.size(), 3u);
+    EXPECT_EQ(k.observed[0].second, 2) << "seed " << seed;  // 0x100000002 -> 2
+    EXPECT_EQ(k.observed[1].second, 1) << "seed " << seed;  // 0x80000000 -> INT_MIN -> 1
+    EXPECT_EQ(k.observed[2].second, 0) << "seed " << seed;  // none left
+  }
+  // More counts, one waker and five waiters on one CPU (FIFO, no event).
+  const Scenario t = ParseScenario(R"(scenario wake_counts
+var w: u64 = 0
+func waiter
+  la r1, w
+  futex_wait r1, 0
+  ret
+end
+func waker
+  la r1, w
+  li r2, 0x7fffffffffffffff
+  futex_wake r1, r2
+  observe m1, r0
+  li r2, 0x100000000
+  futex_wake r1, r2
+  observe zero, r0
+  li r2, 0xffffffff00000002
+  futex_wake r1, r2
+  observe two, r0
+  li r2, 0x180000000
+  futex_wake r1, r2
+  observe min, r0
+  ret
+end
+thread t * 5 entry waiter cpu 0
+thread k entry waker cpu 0
+)",
+                                   "wake_counts.rsq");
+  const ExecutionResult r = RunSchedule(t, Schedule{});
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+  const ThreadOutcome& k = r.threads[5];
+  ASSERT_EQ(k.observed.size(), 4u);
+  EXPECT_EQ(k.observed[0].second, 1);  // low 32 bits 0xffffffff = -1
+  EXPECT_EQ(k.observed[1].second, 1);  // low 32 bits 0
+  EXPECT_EQ(k.observed[2].second, 2);
+  EXPECT_EQ(k.observed[3].second, 1);  // 0x80000000
+}
+
+// FUTEX_WAKE of a private futex checks only access_ok(): an unmapped address
+// below TASK_SIZE_MAX wakes 0 (the simulator said -EFAULT), above it -EFAULT.
+// FUTEX_WAIT reads the word: -EFAULT.
+TEST(BlockingTest, FutexWakeOfAnUnmappedAddressWakesNone) {
+  const Scenario s =
+      ParseScenarioFile(std::string(RSEQMC_SOURCE_DIR) + "/tests/data/futex_wake_unmapped.rsq");
+  const ExecutionResult r = RunSeed(s, 1);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+  const auto& o = r.threads[0].observed;
+  ASSERT_EQ(o.size(), 6u);
+  EXPECT_EQ(o[0].second, 0);    // 0x20000000
+  EXPECT_EQ(o[1].second, 0);    // 0
+  EXPECT_EQ(o[2].second, 0);    // 0x7ffffffff000 == TASK_SIZE_MAX
+  EXPECT_EQ(o[3].second, -14);  // 0x7ffffffff004
+  EXPECT_EQ(o[4].second, -14);  // 0xfffffffffffffffc
+  EXPECT_EQ(o[5].second, -14);  // futex_wait 0x20000000
+}
+
 // Sleeps end in deadline order, whatever the instruction counts: the clock
 // moves only when every CPU is idle.
 TEST(BlockingTest, SleepWakesInDeadlineOrder) {
