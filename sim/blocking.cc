@@ -88,7 +88,11 @@ int64_t Machine::FutexWake(int t, uint64_t addr, int64_t n) {
 
 int64_t Machine::Sleep(int t, int64_t ns) {
   if (ns < 0) return kEinvalErr;
-  threads_[t].wake_at_ns = now_ns_ + static_cast<uint64_t>(ns);
+  // hrtimer_nanosleep() -> hrtimer_set_expires_range_ns() -> ktime_add_safe()
+  // (kernel/time/hrtimer.c): the deadline saturates at KTIME_MAX (INT64_MAX).
+  constexpr uint64_t kKtimeMax = static_cast<uint64_t>(INT64_MAX);
+  const uint64_t left = now_ns_ >= kKtimeMax ? 0 : kKtimeMax - now_ns_;
+  threads_[t].wake_at_ns = static_cast<uint64_t>(ns) >= left ? kKtimeMax : now_ns_ + static_cast<uint64_t>(ns);
   BlockRunning(t, ThreadState::kSleeping);
   return 0;
 }

@@ -401,7 +401,7 @@ class Machine {
   // wakes one); r0 = the number woken, -EINVAL if unaligned, -EFAULT above TASK_SIZE_MAX (get_futex_key's
   // access_ok()); an unmapped address below it wakes 0 (a private key never touches the page). sim/blocking.cc
   int64_t FutexWake(int t, uint64_t addr, int64_t n);
-  // nanosleep(ns) on the simulated clock (see OnAllIdle): 0, or -EINVAL for ns < 0.
+  // nanosleep(ns) (see OnAllIdle): 0, or -EINVAL if ns < 0; deadline saturates at KTIME_MAX (ktime_add_safe()).
   int64_t Sleep(int t, int64_t ns);
   // Takes the running thread t off its CPU into `why` (kBlocked / kSleeping):
   // a context switch (rule 8: PREEMPT event + notify-resume), no run queue.

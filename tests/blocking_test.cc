@@ -2,9 +2,11 @@
 // order, nanosleep on the simulated clock, -EINTR by a signal, the deadlock
 // and livelock verdicts (with the step budget's definition of progress), the
 // planted bugs under scenarios/buggy/, and hundreds of threads.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -193,6 +195,57 @@ TEST(BlockingTest, FutexWakeOfAnUnmappedAddressWakesNone) {
   EXPECT_EQ(o[3].second, -14);  // 0x7ffffffff004
   EXPECT_EQ(o[4].second, -14);  // 0xfffffffffffffffc
   EXPECT_EQ(o[5].second, -14);  // futex_wait 0x20000000
+}
+
+// A sleep's deadline saturates at KTIME_MAX (ktime_add_safe()); it used to
+// wrap on uint64 and the timeline printed negative deadlines.
+TEST(BlockingTest, HugeSleepsSaturateAtKtimeMax) {
+  const Scenario s = ParseScenario(R"(scenario s1
+cpus 2
+var x: u64 = 0
+func f
+  li r1, 0x7fffffffffffffff
+  sleep r1
+  observe a1, r0
+  sleep r1
+  observe a2, r0
+  sleep r1
+  observe a3, r0
+  ret
+end
+func g
+  li r1, 0x7ffffffffffffff0
+  sleep r1
+  observe b1, r0
+  li r1, 100
+  sleep r1
+  observe b2, r0
+  ret
+end
+thread a entry f cpu 0
+thread b entry g cpu 1
+)",
+                                   "s1.rsq");
+  const ExecutionResult r = RunSchedule(s, Schedule{}, /*trace=*/true);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+  ASSERT_EQ(r.threads[0].observed.size(), 3u);
+  ASSERT_EQ(r.threads[1].observed.size(), 2u);
+  for (const auto& o : r.threads[0].observed) EXPECT_EQ(o.second, 0);
+  for (const auto& o : r.threads[1].observed) EXPECT_EQ(o.second, 0);
+  std::vector<int64_t> deadlines;
+  for (const TraceEntry& e : r.trace) {
+    if (e.kind == TraceKind::kBlock && e.a == 0) deadlines.push_back(e.b);
+  }
+  const std::vector<int64_t> want = {INT64_MAX, INT64_MAX - 15, INT64_MAX, INT64_MAX, INT64_MAX};
+  std::vector<int64_t> sorted = deadlines;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> want_sorted = want;
+  std::sort(want_sorted.begin(), want_sorted.end());
+  EXPECT_EQ(sorted, want_sorted);
+  const std::string timeline = FormatTimeline(s, r);
+  EXPECT_EQ(timeline.find("t=-"), std::string::npos) << timeline;
+  EXPECT_NE(timeline.find("sleeps until t=9223372036854775807ns"), std::string::npos) << timeline;
+  EXPECT_NE(timeline.find("sleeps until t=9223372036854775792ns"), std::string::npos) << timeline;
 }
 
 // Sleeps end in deadline order, whatever the instruction counts: the clock
