@@ -81,14 +81,23 @@ ElfObject ElfObject::Open(const std::string& path) {
     s.index = static_cast<uint32_t>(elf_ndxscn(scn));
     s.address = o.relocatable_ ? kRelSectionStride * (s.index + 1) : sh.sh_addr;
     s.executable = (sh.sh_flags & SHF_EXECINSTR) != 0;
+    s.size = sh.sh_size;
+    if (o.relocatable_ && sh.sh_size > kRelSectionStride) {
+      // Each section of a relocatable file gets kRelSectionStride of flat space;
+      // a larger one would overlap the next and make every address ambiguous.
+      throw ImportError(path + ": section " + s.name + " (index " + std::to_string(s.index) + ") has sh_size " +
+                            Hex(sh.sh_size) + ", more than the " + Hex(kRelSectionStride) +
+                            " bytes rseqmc lays out per section of a relocatable object; the section header is "
+                            "malformed",
+                        "rebuild the file; `readelf -S " + path + "` shows each section's size");
+    }
     if (sh.sh_type != SHT_NOBITS) {
       const Elf_Data* d = SectionData(scn);
       if (d != nullptr && d->d_buf != nullptr) {
         const auto* p = static_cast<const uint8_t*>(d->d_buf);
         s.bytes.assign(p, p + d->d_size);
       }
-    } else {
-      s.bytes.assign(sh.sh_size, 0);
+      s.size = s.bytes.size();
     }
     base_of[s.index] = s.address;
     o.sections_.push_back(std::move(s));
@@ -155,7 +164,7 @@ ElfObject ElfObject::Open(const std::string& path) {
 
 const Section* ElfObject::SectionAt(uint64_t a) const {
   for (const Section& s : sections_) {
-    if (a >= s.address && a < s.address + s.bytes.size()) return &s;
+    if (a >= s.address && a - s.address < s.size) return &s;
   }
   return nullptr;
 }
@@ -184,7 +193,9 @@ uint64_t ElfObject::ReadRaw(uint64_t a, int bytes) const {
   const Section* s = SectionAt(a);
   if (s == nullptr || a + bytes > s->address + s->bytes.size()) {
     throw ImportError(path_ + ": reading " + std::to_string(bytes) + " bytes at " + Describe(a) +
-                      " outside every loaded section; the rseq tables of this file are malformed");
+                      (s != nullptr && s->bytes.size() < s->size ? " beyond the file contents of " + s->name
+                                                                  : std::string(" outside every loaded section")) +
+                      "; the rseq tables of this file are malformed");
   }
   uint64_t v = 0;
   std::memcpy(&v, s->bytes.data() + (a - s->address), bytes);
@@ -241,7 +252,12 @@ std::vector<uint8_t> ElfObject::RelocatedBytes(const Section& s, uint64_t bias,
       const int64_t v = static_cast<int64_t>(*r.symbol_address + static_cast<uint64_t>(r.addend) - field);
       if (v != static_cast<int32_t>(v)) {
         throw ImportError(path_ + ": the PC-relative relocation at " + Describe(field) +
-                          " does not fit in 32 bits once the sections are laid out; report this file");
+                          " (to " +
+                          (r.symbol_name.empty() ? std::string("a section symbol") : "'" + r.symbol_name + "'") +
+                          " + " + std::to_string(r.addend) +
+                          ") does not fit in 32 bits once the sections are laid out; the relocation or symbol "
+                          "table of this file is malformed",
+                        "rebuild the file; `readelf -r " + path_ + "` shows the relocation's addend");
       }
       const int32_t v32 = static_cast<int32_t>(v);
       std::memcpy(at, &v32, 4);

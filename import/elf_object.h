@@ -30,10 +30,16 @@
 namespace rseqmc::import {
 
 // A problem with the imported file; what() is the complete message
-// ("FILE: ..."); the CLI prints it and exits 2.
+// ("FILE: ..."), hint() the fix when one is known ("" otherwise); the CLI
+// prints both and exits 2.
 class ImportError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ImportError(const std::string& message, std::string hint = "")
+      : std::runtime_error(message), hint_(std::move(hint)) {}
+  const std::string& hint() const { return hint_; }
+
+ private:
+  std::string hint_;
 };
 
 // Distance between the synthetic section bases of a relocatable object.
@@ -43,6 +49,10 @@ struct Section {
   std::string name;
   uint32_t index = 0;        // ELF section header index
   uint64_t address = 0;      // flat address of its first byte (see above)
+  uint64_t size = 0;         // sh_size: the flat range is [address, address+size)
+  // The file's contents; empty for SHT_NOBITS (.bss, .tbss), whose zeros are
+  // never materialised: a header can claim any size, and neither the lifter
+  // nor the rseq tables read them (a read there is refused as malformed).
   std::vector<uint8_t> bytes;
   bool executable = false;   // SHF_EXECINSTR
 };

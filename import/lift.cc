@@ -188,6 +188,10 @@ Decoded Lifter::Decode(uint64_t addr) const {
                       ", which is not in an executable section; check the descriptors' start_ip/abort_ip");
   }
   const uint64_t off = addr - d.section->address;
+  if (off >= d.section->bytes.size()) {
+    throw ImportError(obj_.path() + ": " + fn_.name + " reaches " + obj_.Describe(addr) + ", beyond the contents of " +
+                      d.section->name + " in the file (an SHT_NOBITS or truncated section); is this code?");
+  }
   if (ZYAN_FAILED(ZydisDecoderDecodeFull(&dec_, d.section->bytes.data() + off, d.section->bytes.size() - off, &d.in,
                                          d.ops))) {
     throw ImportError(obj_.path() + ": " + obj_.Describe(addr) + " (in " + fn_.name +
@@ -246,7 +250,7 @@ void Lifter::Explore(const std::vector<uint64_t>& roots) {
 void Lifter::AddSignature(uint64_t abort_ip) {
   const uint64_t a = abort_ip - 7;
   const Section* s = obj_.SectionAt(a);
-  bool ok = s != nullptr && s == obj_.SectionAt(abort_ip) && s->executable;
+  bool ok = s != nullptr && s == obj_.SectionAt(abort_ip) && s->executable && abort_ip - s->address <= s->bytes.size();
   if (ok) {
     const uint8_t* p = s->bytes.data() + (a - s->address);
     // ud1 SIG(%rip),%edi (librseq) or nopl SIG(%rip) (tcmalloc): 0f b9 3d / 0f 1f 05 + imm32.
@@ -862,6 +866,14 @@ std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::v
     if (!shared) shared = std::make_shared<const ElfObject>(obj);
     out.back().object = shared;
     for (auto it = callees.rbegin(); it != callees.rend(); ++it) todo.push_back(*it);
+  }
+  // Apply the relocations FillOriginalCode will apply now, so that one that
+  // cannot be applied is an error at this import (the PC-relative values do
+  // not depend on the load bias).
+  for (const Section& sec : obj.sections()) {
+    if (!sec.executable && sec.name != "__rseq_cs") continue;
+    std::vector<uint64_t> unrelocated;
+    (void)obj.RelocatedBytes(sec, 0, &unrelocated);
   }
   return out;
 }

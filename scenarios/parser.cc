@@ -211,6 +211,7 @@ class Parser {
   };
   std::vector<PendingProperty> properties_;
   std::vector<import::ImportedFunction> imported_;  // from `import` statements
+  SourceLoc first_import_loc_;                      // the first `import` statement's file name
 };
 
 // ---------------------------------------------------------------------------
@@ -539,6 +540,10 @@ Scenario Parser::ParseFile() {
     Scenario s = b_->Build();
     import::FinishImport(imported_, s);
     return s;
+  } catch (const import::ImportError& e) {
+    // ImportFunctions already applied each file's relocations at its import
+    // line; this is a backstop so an import problem is never an internal error.
+    Error(first_import_loc_, e.what(), "`rseqmc import FILE` lists what can be imported");
   } catch (const InputError& e) {
     // Builder and validation errors carry positions but not the text.
     throw InputError(e.file(), e.loc(), e.message(), SourceLine(e.loc().line), e.hint());
@@ -645,6 +650,7 @@ void Parser::ParseImport(const Token& kw) {
   }
   const Token& file_tok = Next();
   const SourceLoc file_loc = file_tok.loc;
+  if (imported_.empty()) first_import_loc_ = file_loc;
   std::string path = file_tok.str;
   const size_t slash = file_.rfind('/');
   if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_.substr(0, slash + 1) + path;
@@ -664,7 +670,9 @@ void Parser::ParseImport(const Token& kw) {
     for (auto& f : lifted) imported_.push_back(std::move(f));
   } catch (const import::ImportError& e) {
     Error(file_loc, e.what(),
-          "`rseqmc import " + path + "` lists what can be imported; import/lift.h lists the supported instructions");
+          !e.hint().empty() ? e.hint()
+                            : "`rseqmc import " + path +
+                                  "` lists what can be imported; import/lift.h lists the supported instructions");
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -310,6 +311,118 @@ TEST(ImportTest, BadImportStatementsNameFileLineColumn) {
     const CliResult r = RunCli({"check", path});
     EXPECT_EQ(r.code, 2) << c.text << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.text << "\n" << r.err;
+  }
+}
+
+// percpu_ops.o as bytes, edited by the malformed-file tests below.
+std::string ObjectBytes() {
+  std::string bytes = testing::ReadFile(Example("percpu_ops.o"));
+  EXPECT_GT(bytes.size(), 64u);
+  return bytes;
+}
+
+template <typename T>
+T Get(const std::string& b, size_t at) {
+  T v{};
+  if (at + sizeof(T) <= b.size()) std::memcpy(&v, b.data() + at, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void Put(std::string& b, size_t at, T v) {
+  ASSERT_LE(at + sizeof(T), b.size());
+  std::memcpy(b.data() + at, &v, sizeof(T));
+}
+
+// The file offset of the ELF64 section header named `name` (0 if none).
+size_t SectionHeader(const std::string& b, const std::string& name) {
+  const auto shoff = Get<uint64_t>(b, 0x28);
+  const auto shnum = Get<uint16_t>(b, 0x3c);
+  const auto shstrndx = Get<uint16_t>(b, 0x3e);
+  const auto strtab = Get<uint64_t>(b, shoff + 64 * shstrndx + 0x18);
+  for (size_t i = 0; i < shnum; ++i) {
+    const size_t h = shoff + 64 * i;
+    const size_t at = strtab + Get<uint32_t>(b, h);
+    if (at < b.size() && b.compare(at, name.size() + 1, name.c_str(), name.size() + 1) == 0) return h;
+  }
+  return 0;
+}
+
+// Writes `bytes` as `name.o` and a scenario importing percpu_add from it as
+// `name.rsq`; returns the scenario's path.
+std::string MalformedObjectScenario(const std::string& name, const std::string& bytes) {
+  const std::string obj = ::testing::TempDir() + "/" + name + ".o";
+  FILE* f = fopen(obj.c_str(), "wb");
+  if (f == nullptr) return "";
+  fwrite(bytes.data(), 1, bytes.size(), f);
+  fclose(f);
+  return WriteTemp(name + ".rsq", "scenario i\npercpu counter: u64\nimport \"" + obj +
+                                      "\" function percpu_add\nfunc w\n  ret\nend\nthread a entry w\n");
+}
+
+// A malformed object is an input error (exit 2) at the import line on every
+// path (`import`, `check`, `run`), never an internal error (exit 3) or an
+// allocation of what a header claims: a NOBITS .bss of 2^63-1 bytes used to
+// throw std::bad_alloc, one of 4 GiB took 4 GB of memory, and a PC-relative
+// relocation that cannot be applied escaped `check` as an internal error.
+TEST(ImportTest, MalformedObjectsAreInputErrorsAtTheImportLine) {
+  struct Case {
+    std::string name;
+    std::string bytes;
+    std::string expect;
+  };
+  std::vector<Case> cases;
+  for (uint64_t size : {uint64_t{0x7fffffffffffffff}, uint64_t{0x100000000}, uint64_t{0x1000001}}) {
+    std::string b = ObjectBytes();
+    const size_t bss = SectionHeader(b, ".bss");
+    ASSERT_NE(bss, 0u);
+    ASSERT_EQ(Get<uint32_t>(b, bss + 4), 8u);  // SHT_NOBITS
+    Put<uint64_t>(b, bss + 0x20, size);
+    std::ostringstream hex;
+    hex << std::hex << size;
+    cases.push_back({"bss_" + hex.str(), b,
+                     "section .bss (index 4) has sh_size 0x" + hex.str() +
+                         ", more than the 0x1000000 bytes rseqmc lays out per section of a relocatable object; "
+                         "the section header is malformed"});
+  }
+  {
+    // The addend of the PC-relative relocation at .text+0x55 (the lea of the
+    // second descriptor, outside percpu_add) pushed 2^36 away.
+    std::string b = ObjectBytes();
+    const size_t rela = SectionHeader(b, ".rela.text");
+    ASSERT_NE(rela, 0u);
+    const auto off = Get<uint64_t>(b, rela + 0x18);
+    const auto size = Get<uint64_t>(b, rela + 0x20);
+    size_t entry = 0;
+    for (size_t e = off; e + 24 <= off + size; e += 24) {
+      if (Get<uint64_t>(b, e) == 0x55) entry = e;
+    }
+    ASSERT_NE(entry, 0u);
+    ASSERT_EQ(Get<uint64_t>(b, entry + 8) & 0xffffffff, 2u);  // R_X86_64_PC32
+    Put<int64_t>(b, entry + 16, Get<int64_t>(b, entry + 16) + (int64_t{1} << 36));
+    cases.push_back({"pc32_overflow", b,
+                     "the PC-relative relocation at .text+0x55 (to a section symbol + 68719476764) does not fit in 32 "
+                     "bits once the sections are laid out; the relocation or symbol table of this file is "
+                     "malformed"});
+  }
+  for (const Case& c : cases) {
+    const std::string rsq = MalformedObjectScenario(c.name, c.bytes);
+    ASSERT_FALSE(rsq.empty());
+    const std::string obj = ::testing::TempDir() + "/" + c.name + ".o";
+    for (const char* cmd : {"check", "run"}) {
+      const CliResult r = RunCli({cmd, rsq});
+      EXPECT_EQ(r.code, 2) << c.name << " " << cmd << "\n" << r.err;
+      EXPECT_NE(r.err.find(rsq + ":3:8: error: " + obj + ": " + c.expect), std::string::npos)
+          << c.name << " " << cmd << "\n" << r.err;
+      const std::string readelf = c.name == "pc32_overflow" ? "`readelf -r " : "`readelf -S ";
+      EXPECT_NE(r.err.find("  hint: rebuild the file; " + readelf + obj + "` shows"),
+                std::string::npos)
+          << r.err;
+      EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    }
+    const CliResult r = RunCli({"import", obj, "--function", "percpu_add"});
+    EXPECT_EQ(r.code, 2) << c.name << "\n" << r.err;
+    EXPECT_NE(r.err.find(obj + ": " + c.expect), std::string::npos) << c.name << "\n" << r.err;
   }
 }
 

@@ -101,7 +101,12 @@ int ImportCommand(const std::vector<std::string>& args) {
     }
   } catch (const import::ImportError& e) {
     std::cout.flush();
-    std::cerr << "rseqmc import: error: " << e.what() << "\n";
+    std::cerr << "rseqmc import: error: " << e.what() << "\n"
+              << "  hint: "
+              << (!e.hint().empty() ? e.hint()
+                                    : "`rseqmc import FILE` without --function lists the functions with a critical "
+                                      "section; import/lift.h lists the supported instructions")
+              << "\n";
     return kExitUsage;
   }
   return kExitPass;
