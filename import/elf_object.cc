@@ -41,7 +41,10 @@ ElfObject ElfObject::Open(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) throw fail("libelf initialisation failed");
   ElfHandle h;
   h.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
-  if (h.fd < 0) throw fail(std::string("cannot open: ") + std::strerror(errno));
+  if (h.fd < 0) {
+    throw ImportError(path + ": cannot open: " + std::strerror(errno),
+                      "check the path; in a .rsq, a relative path is relative to the .rsq's folder");
+  }
   struct stat st;
   if (fstat(h.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     throw fail("not a regular file; give an object (.o), shared library (.so) or executable");

@@ -857,7 +857,9 @@ std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::v
       std::string have;
       for (const FunctionSymbol& f : obj.functions()) have += (have.empty() ? "" : ", ") + f.name;
       throw ImportError(obj.path() + ": no function '" + name + "' (functions: " + (have.empty() ? "none" : have) +
-                        ")");
+                            ")",
+                        have.empty() ? "the file has no function symbols (STT_FUNC); was it stripped?"
+                                     : "name one of the functions listed");
     }
     std::vector<std::string> callees;
     FunctionBuilder& fb = b.Func(name, at);

@@ -661,7 +661,12 @@ void Parser::ParseImport(const Token& kw) {
   }
   std::vector<std::string> names;
   do {
-    names.emplace_back(ExpectIdent("a function name").text);
+    const Token& name_tok = ExpectIdent("a function name");
+    std::string name(name_tok.text);
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      Error(name_tok.loc, "function '" + name + "' is named twice in this import", "name each function once");
+    }
+    names.push_back(std::move(name));
   } while (Accept(","));
   ExpectEnd("the imported function names");
   try {

@@ -314,6 +314,45 @@ TEST(ImportTest, BadImportStatementsNameFileLineColumn) {
   }
 }
 
+// Each import error says how to fix it (a `hint:` line), in a .rsq and from
+// `rseqmc import`; a function named twice in one import is an error at the
+// second name.
+TEST(ImportTest, ImportErrorsCarryAHint) {
+  const std::string obj = Example("percpu_ops.o");
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases = {
+      {"scenario s\nimport \"/nonexistent.o\" function f\n",
+       ":2:8: error: /nonexistent.o: cannot open: No such file or directory\n"},
+      {"scenario s\nimport \"" + obj + "\" function nosuch\n", ":2:8: error: " + obj + ": no function 'nosuch' ("},
+      {"scenario s\nimport \"" + obj + "\" function percpu_add, percpu_add\n",
+       ":2:" + std::to_string(obj.size() + 32) + ": error: function 'percpu_add' is named twice in this import\n"},
+  };
+  const std::vector<std::string> hints = {
+      "  hint: check the path; in a .rsq, a relative path is relative to the .rsq's folder\n",
+      "  hint: name one of the functions listed\n",
+      "  hint: name each function once\n",
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = WriteTemp("import_hint" + std::to_string(i) + ".rsq", cases[i].text);
+    ASSERT_FALSE(path.empty());
+    const CliResult r = RunCli({"check", path});
+    EXPECT_EQ(r.code, 2) << cases[i].text << r.err;
+    EXPECT_NE(r.err.find(path + cases[i].expect), std::string::npos) << cases[i].text << "\n" << r.err;
+    EXPECT_NE(r.err.find(hints[i]), std::string::npos) << cases[i].text << "\n" << r.err;
+  }
+  const CliResult open = RunCli({"import", "/nonexistent.o"});
+  EXPECT_EQ(open.code, 2);
+  EXPECT_NE(open.err.find("rseqmc import: error: /nonexistent.o: cannot open: No such file or directory\n" +
+                          hints[0]),
+            std::string::npos)
+      << open.err;
+  const CliResult fn = RunCli({"import", obj, "--function", "nosuch"});
+  EXPECT_EQ(fn.code, 2);
+  EXPECT_NE(fn.err.find(hints[1]), std::string::npos) << fn.err;
+}
+
 // percpu_ops.o as bytes, edited by the malformed-file tests below.
 std::string ObjectBytes() {
   std::string bytes = testing::ReadFile(Example("percpu_ops.o"));
