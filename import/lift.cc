@@ -892,7 +892,7 @@ void FillOriginalCode(const std::vector<ImportedFunction>& imported, Scenario& s
   for (const ImportedFunction& f : imported) {
     const ElfObject* obj = f.object.get();
     if (obj == nullptr || bias_of.count(obj)) continue;
-    const uint64_t bias = obj->fixed_address() ? 0 : kOriginalLoadBias * (bias_of.size() + 1);
+    const uint64_t bias = obj->fixed_address() ? 0 : kOriginalLoadBase + kOriginalLoadStride * bias_of.size();
     bias_of[obj] = bias;
     for (const Section& sec : obj->sections()) {
       if (!sec.executable && sec.name != "__rseq_cs") continue;

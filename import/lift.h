@@ -62,10 +62,15 @@
 
 namespace rseqmc::import {
 
-// Load bias unit of the original-bytes cross-check: the k-th imported file's
-// sections run at flat address + kOriginalLoadBias * (k + 1), far from the
-// data symbols (kDataBase) and from each other (flat ranges are < 4 GiB).
-inline constexpr uint64_t kOriginalLoadBias = uint64_t{1} << 36;
+// Load bias of the original-bytes cross-check: the k-th imported file's
+// sections run at flat address + kOriginalLoadBase + k * kOriginalLoadStride
+// (bytes), far from the data symbols (kDataBase) and from each other (flat
+// ranges are < 4 GiB), below a PIE's load address (0x55...), and where
+// AddressSanitizer leaves memory to the program: its shadow and shadow gap
+// cover 0x7fff8000..0x10007fff8000 on x86-64, which an ASan-built harness's
+// forked tracee inherits.
+inline constexpr uint64_t kOriginalLoadBase = uint64_t{0x5} << 44;  // 0x500000000000
+inline constexpr uint64_t kOriginalLoadStride = uint64_t{1} << 36;  // 64 GiB per file
 
 // One machine instruction of an imported function, as objdump -d shows it.
 struct NativeInstr {
@@ -115,8 +120,8 @@ std::vector<ImportedFunction> ImportFunctions(const ElfObject& obj, const std::v
 // into the `lea` placeholders and each machine instruction's listing into
 // Program::origin, so timelines show the original instructions, and fills
 // Scenario::original (sim/original_code.h): each file's executable sections
-// and __rseq_cs relocated for a load bias of kOriginalLoadBias * (k + 1) for
-// the k-th file (0 for an ET_EXEC, which runs at its link addresses), and
+// and __rseq_cs relocated for a load bias of kOriginalLoadBase + k * kOriginalLoadStride
+// for the k-th file (0 for an ET_EXEC, which runs at its link addresses), and
 // the run address of every imported machine instruction. Throws ImportError
 // when a relocation does not fit.
 void FinishImport(const std::vector<ImportedFunction>& imported, Scenario& s);

@@ -164,7 +164,7 @@ bool Machine::CheckStepBudget() {
     if (steps_ < opt_.max_steps) return true;
   }
   const bool progress = live_threads_ != mid_live_ || wakes_ != mid_wakes_ || observed != mid_observed_ ||
-                        std::memcmp(mid_memory_.data(), mem_, data_bytes) != 0;
+                        (data_bytes != 0 && std::memcmp(mid_memory_.data(), mem_, data_bytes) != 0);
   const std::string span = "steps " + std::to_string(opt_.max_steps / 2) + ".." + std::to_string(opt_.max_steps);
   if (progress) {
     out_->verdict = Verdict::kStepLimit;

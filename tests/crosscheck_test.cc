@@ -438,7 +438,7 @@ TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
     EXPECT_EQ(r.not_comparable, 0u) << b.name;
     EXPECT_EQ(r.compared + r.harness_errors, 1 + r.single_events_run + o.samples) << b.name;
     EXPECT_LE(r.harness_errors, 1u) << b.name;
-    EXPECT_GT(r.compared, 50u) << b.name;
+    EXPECT_GT(r.compared, o.single_events ? 50u : o.samples - 1) << b.name;  // ASan: samples only
     // A difference that did not repeat (a preemption by another process) is
     // flaky: neither agreement nor disagreement. About 1 run in 1,000 here,
     // more under ASan (each run lasts longer, so the tick finds another

@@ -173,7 +173,7 @@ TEST(ImportTest, OriginalCodeIsRelocatedAndMapsEachMachineInstruction) {
   EXPECT_TRUE(text->executable && fail->executable && !cs->executable);
   // The first file's sections: flat address (kRelSectionStride apart) + bias.
   EXPECT_EQ(text->address % import::kRelSectionStride, 0u);
-  EXPECT_GE(text->address, import::kOriginalLoadBias);
+  EXPECT_GE(text->address, import::kOriginalLoadBase);
   EXPECT_EQ(f.entry, text->address);  // percpu_add is at .text+0x0
   auto u64 = [](const OriginalSegment* seg, size_t off) {
     uint64_t v = 0;
