@@ -36,7 +36,8 @@ std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::st
       *why = "kernel " + v.text + " has no rseq (merged in 4.18); supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
     } else {
       *why = "kernel " + v.text +
-             " uses the 6.19 rseq rework, which is not modelled yet; supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
+             " is newer than the newest modelled ABI (6.19); use --kernel 6.19 if its kernel/rseq.c and "
+             "include/linux/rseq_entry.h are unchanged since; supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
     }
   }
   return std::nullopt;
