@@ -4,8 +4,8 @@
 // lock, under the read lock, or patch 0003's drop-when-contended) passes with
 // its golden DPOR execution count; each planted bug is found with a one-event
 // counterexample whose replay gives the same verdict; the invariants' oracles
-// (no page outside a live VMA, no lost wake-up, writer starvation bound)
-// each fire on a model that breaks them.
+// (no page outside a live VMA, VMA tree consistent, no lost wake-up, writer
+// starvation bound) each fire on a model that breaks them.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -50,12 +50,14 @@ struct PassCase {
 
 TEST(MmapPopulate, EveryLockAndPopulateVariantPassesWithGoldenCounts) {
   const std::vector<PassCase> cases = {
-      {{}, "\"executions\":1707,"},                                   // 6.1 rwsem, patch 0003 (CHUNK 2)
-      {{"POPULATE=1"}, "\"executions\":1587,"},                       // 6.1: read lock held throughout
-      {{"POPULATE=0"}, "\"executions\":1287,"},                       // pre-3.9: under the write lock
-      {{"RWSEM_2013=1"}, "\"executions\":1971,"},                     // c.2013 rwsem, patch 0003
-      {{"RWSEM_2013=1", "POPULATE=0"}, "\"executions\":1476,"},  // the 2013 kernel itself
-      {{"TOUCH=1"}, "\"executions\":1905,"},                          // plus a faulting reader
+      {{}, "\"executions\":1747,"},                                   // 6.1 rwsem, patch 0003 (CHUNK 2)
+      {{"POPULATE=1"}, "\"executions\":1627,"},                       // 6.1: read lock held throughout
+      {{"POPULATE=0"}, "\"executions\":1327,"},                       // pre-3.9: under the write lock
+      {{"RWSEM_2013=1"}, "\"executions\":2011,"},                     // c.2013 rwsem, patch 0003
+      {{"RWSEM_2013=1", "POPULATE=0"}, "\"executions\":1516,"},  // the 2013 kernel itself
+      {{"TOUCH=1"}, "\"executions\":1951,"},                          // plus a faulting reader
+      {{"HPAGE=2"}, "\"executions\":1705,"},                          // THP: 2-page huge pages
+      {{"HPAGE=4", "TOUCH=1"}, "\"executions\":1977,"},               // THP, the whole VMA one huge page
   };
   for (const PassCase& c : cases) {
     const CliResult r = Check("mmap_populate", c.defines);
@@ -78,8 +80,10 @@ TEST(MmapPopulate, PlantedBugsAreFoundWithOneEventAndReplay) {
       {{"BUG=1"}, "assert", "page populated outside a live VMA"},
       {{"BUG=2"}, "assert", "page populated for a VMA that is no longer live"},
       {{"BUG=2", "RWSEM_2013=1"}, "assert", "page populated for a VMA that is no longer live"},
+      {{"BUG=2", "HPAGE=2"}, "assert", "page populated for a VMA that is no longer live"},
       {{"BUG=3"}, "deadlock", "every live thread waits on a futex that no thread can wake"},
       {{"BUG=3", "RWSEM_2013=1"}, "deadlock", "every live thread waits on a futex that no thread can wake"},
+      {{"BUG=4"}, "assert", "VMA tree: two live VMAs overlap"},
       {{"STARVE_BOUND=0", "TOUCH=1"}, "assert", "writer starved"},
   };
   for (const BugCase& c : cases) {
