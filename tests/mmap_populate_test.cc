@@ -106,6 +106,23 @@ TEST(MmapPopulate, PlantedBugsAreFoundWithOneEventAndReplay) {
   }
 }
 
+// Two CPUs (the threads run in parallel): a seeded random sample of 2,000
+// schedules passes, and every planted bug is still found by it.
+TEST(MmapPopulate, TwoCpusRandomSample) {
+  const std::vector<std::string> base = {"check", "mmap_populate", "--json", "--kernel", "6.19", "-D", "CPUS=2",
+                                         "--strategy", "random", "--seed", "1", "--max-executions", "2000"};
+  const CliResult ok = RunCli(base);
+  EXPECT_EQ(ok.code, 0) << ok.out.substr(0, 600) << ok.err;
+  EXPECT_TRUE(Has(ok.out, "\"executions\":2000,")) << ok.out.substr(0, 600);
+  for (const char* bug : {"BUG=1", "BUG=2", "BUG=3", "BUG=4"}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"-D", bug});
+    const CliResult r = RunCli(args);
+    EXPECT_EQ(r.code, 1) << bug << "\n" << r.out.substr(0, 600) << r.err;
+    EXPECT_FALSE(Has(r.out, "\"verdict\":\"pass\"")) << bug;
+  }
+}
+
 // The drop-when-contended path is reached: some schedule of the default model
 // drops mmap_lock (drops == 0 is refuted), and the 6.1 model never drops it.
 TEST(MmapPopulate, PatchDropsTheLockOnlyWhenEnabled) {
