@@ -33,6 +33,7 @@
 #include "model/snapshot.h"
 #include "model/state_set.h"
 #include "sim/diag.h"
+#include "sim/kernel/abi.h"
 #include "sim/machine.h"
 
 namespace rseqmc {
@@ -108,11 +109,12 @@ Decision ToDecision(const Machine& m, const Alt& a) {
   return Decision::Step(cpu);
 }
 
-// Appends thread t's alternatives at this boundary: its step, then each event
-// the bounds still allow.
-void AppendAlternatives(const Machine& m, int t, const Bounds& b, std::vector<Alt>& out) {
+// Appends thread t's alternatives at this boundary: its step, then (if
+// `events`) each event the bounds still allow.
+void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool events, std::vector<Alt>& out) {
   const int16_t th = static_cast<int16_t>(t);
   out.push_back({th, DecisionKind::kStep, -1});
+  if (!events) return;
   uint32_t counts[kNumDecisionKinds];
   for (int k = 0; k < kNumDecisionKinds; ++k) counts[k] = m.events(static_cast<DecisionKind>(k));
   const uint32_t total = m.total_events();
@@ -163,6 +165,61 @@ bool StepIsLocal(const Machine& m, int t) {
     default:
       return false;
   }
+}
+
+// True if an event injected on thread t at this boundary is equivalent to the
+// same event at t's next boundary (issue 18, events only where they can
+// matter), so that only the later one need be explored:
+//   * t's next step is local (StepIsLocal) and neither reads t's CPU (getcpu:
+//     a migration changes it), records anything (observe) nor may end the
+//     execution (assert, a call that overflows the call stack);
+//   * t is outside the section its rseq_cs points to at this instruction and
+//     at every instruction the step may go to (InSectionAt: the kernel's
+//     in_rseq_cs() test, rseq-semantics.md §7.5; the step writes no memory, so rseq_cs
+//     and the descriptor stay as they are), so the kernel's work at the event
+//     and at t's return to user space (rseq_ip_fixup()'s lazy clear, the ID
+//     update, the signal frame) is the same at either IP.
+// Then the step commutes with the event (a signal handler starts with fresh
+// registers, Machine::DeliverSignal, and sigreturn restores t's context as
+// it was) and with every other thread's transition, so an execution with the
+// event here has the same final state as the one with the event after t's
+// step; by induction the event is explored at the first boundary of t where
+// this does not hold. Not for the 2015 RFC ABI (regions, not rseq_cs, decide
+// a restart there): the caller leaves events everywhere for it.
+// Machine::InCriticalSection's test for instruction `pc` of thread t instead
+// of its current one.
+bool InSectionAt(const Machine& m, int t, uint32_t pc) {
+  const uint64_t area = m.thread(t).rseq_area;
+  const uint64_t cs = area == 0 ? 0 : m.Peek(area + kRseqOffRseqCs, 8);
+  // Peek reads 0 outside data memory, where the kernel fails whatever the IP.
+  return cs != 0 && CodeAddress(pc) - m.Peek(cs + 8, 8) < m.Peek(cs + 16, 8);
+}
+
+bool EventsDeferrable(const Machine& m, int t) {
+  if (!StepIsLocal(m, t)) return false;
+  const Context& c = m.thread(t).cur();
+  const Instr& in = m.scenario().program.code[c.pc];
+  uint32_t next[2] = {c.pc + 1, c.pc + 1};
+  switch (in.op) {
+    case Op::kGetcpu: case Op::kObserve: case Op::kAssert:
+      return false;
+    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
+      next[1] = in.target;
+      break;
+    case Op::kJmp:
+      next[0] = next[1] = in.target;
+      break;
+    case Op::kCall:
+      if (c.call_depth >= kMaxCallDepth) return false;
+      next[0] = next[1] = m.scenario().program.functions[in.target].first;
+      break;
+    case Op::kRet:
+      next[0] = next[1] = c.ret_stack[c.call_depth - 1];  // call_depth > 0: StepIsLocal
+      break;
+    default:
+      break;
+  }
+  return !InSectionAt(m, t, c.pc) && !InSectionAt(m, t, next[0]) && !InSectionAt(m, t, next[1]);
 }
 
 bool MmCidObservable(const Scenario& s) {
@@ -252,7 +309,8 @@ class DfsEngine : public Scheduler {
   DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds, bool mm_cid_readable)
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
         stateful_(o.strategy == StrategyKind::kStateful),
-        mm_cid_observable_(mm_cid_readable || MmCidObservable(s)) {
+        mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
+        defer_events_(o.defer_events && FindRfc2015Use(s.program) == nullptr) {
     // The per-kind event counts matter to the future only for kinds with a
     // bound of their own (the total is always hashed).
     if (bounds.max_preemptions != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kPreempt);
@@ -333,8 +391,9 @@ class DfsEngine : public Scheduler {
       const int t = m.cpu(c).running;
       if (t < 0 || (local_only && t != default_thread)) continue;
       const size_t before = n.alts.size();
-      AppendAlternatives(m, t, bounds_, n.alts);
-      if (Spinning(m, t)) n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
+      const bool spinning = Spinning(m, t);
+      AppendAlternatives(m, t, bounds_, spinning || !defer_events_ || !EventsDeferrable(m, t), n.alts);
+      if (spinning) n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
       if (n.alts.size() > before) n.enabled |= 1ull << t;
     }
     if (n.enabled == 0) {
@@ -923,6 +982,9 @@ class DfsEngine : public Scheduler {
   // outcomes exclude the rseq areas, so otherwise switches on different CPUs
   // commute.
   bool mm_cid_observable_;
+  // Events are left out where they are equivalent to the same event one
+  // boundary later (EventsDeferrable).
+  bool defer_events_;
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
   size_t top_ = 0;
@@ -976,7 +1038,8 @@ uint64_t OutcomeBytes(const std::set<Outcome>& outcomes) {
   return one * outcomes.size();
 }
 
-constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v2";  // v2: XXH3 state hashes
+// v2: XXH3 state hashes; v3: events left out where deferrable (another search tree).
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v3";
 
 // Everything a snapshot must agree on to be resumed, in words (so that a
 // mismatch can say what differs).
@@ -987,7 +1050,7 @@ std::string SnapshotIdentity(const Scenario& s, const ExploreOptions& o) {
          o.bounds.ToString() + ", kernel " + KernelModelName(o.run.kernel.model) + ", max-steps " +
          std::to_string(o.run.max_steps) + ", seed " + std::to_string(o.seed) + ", pct-depth " +
          std::to_string(o.pct_depth) + (o.iterative ? ", iterative" : "") +
-         (o.collect_outcomes ? "" : ", no outcomes");
+         (o.collect_outcomes ? "" : ", no outcomes") + (o.defer_events ? "" : ", events at every boundary");
 }
 
 // The strategy-independent part: identity, counters, outcomes, failure.

@@ -114,6 +114,14 @@ struct ExploreOptions {
   std::optional<uint64_t> checkpoint_budget_bytes;
   bool stop_at_first_failure = true;
   bool collect_outcomes = true;        // keep the set of distinct outcomes
+  // Events only where they can matter (exhaustive strategies): no event is
+  // injected on a thread at a boundary where it is outside every critical
+  // section and its next instruction touches only its own registers, since
+  // the same event at its next boundary reaches the same states (see
+  // EventsDeferrable in model/explorer.cc; not for the 2015 RFC ABI). false:
+  // events at every boundary, the reference this reduction is tested against
+  // (tests/explorer_test.cc).
+  bool defer_events = true;
   // Iterative bounding: explore with max_events = 0, 1, ..., bounds.max_events
   // (each level complete before the next), so the first failure found has the
   // fewest events. Only for the exhaustive strategies.

@@ -400,9 +400,9 @@ TEST(CheckCliTest, CheckpointResumeEqualsAnUninterruptedRun) {
     std::string stop_after;         // --max-executions of the first, stopped run
   };
   const std::vector<Case> cases = {
-      {{"percpu_counter"}, "500"},
+      {{"percpu_counter"}, "150"},
       {{"percpu_counter", "--strategy", "stateful"}, "700"},
-      {{"percpu_spinlock", "--iterative"}, "1000"},
+      {{"percpu_spinlock", "--iterative"}, "400"},
       {{"buggy/cpu_not_rechecked", "--strategy", "dfs"}, "900"},
       {{"buggy/stale_cpu_retry", "percpu_counter", "buggy/no_signature"}, "30"},
   };
