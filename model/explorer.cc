@@ -32,6 +32,7 @@
 #include "model/pct.h"
 #include "model/snapshot.h"
 #include "model/state_set.h"
+#include "model/thread_set.h"
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
 #include "sim/machine.h"
@@ -269,9 +270,9 @@ struct SpinState : SpinMark {
 };
 
 struct Node {
-  uint64_t enabled = 0;     // threads that may be chosen here
-  uint64_t backtrack = 0;   // threads to explore here
-  uint64_t done = 0;        // threads whose alternatives are exhausted
+  ThreadSet enabled;        // threads that may be chosen here
+  ThreadSet backtrack;      // threads to explore here
+  ThreadSet done;           // threads whose alternatives are exhausted
   int16_t thread = -1;      // thread being explored
   uint16_t alt = 0;         // its alternative being explored (index into alts)
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
@@ -280,9 +281,17 @@ struct Node {
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
 
+  // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
+  void Resize(size_t nthreads) {
+    enabled.Resize(nthreads);
+    backtrack.Resize(nthreads);
+    done.Resize(nthreads);
+  }
   // Reuses the node's buffers for a new boundary.
   void Reset() {
-    enabled = backtrack = done = 0;
+    enabled.Clear();
+    backtrack.Clear();
+    done.Clear();
     thread = -1;
     alt = alt_begin = alt_end = 0;
     alts.clear();
@@ -365,7 +374,7 @@ class DfsEngine : public Scheduler {
         return Decision::Stop();
       }
     }
-    if (top_ == stack_.size()) stack_.emplace_back();
+    if (top_ == stack_.size()) stack_.emplace_back().Resize(s_.threads.size());
     Node& n = stack_[top_++];
     n.Reset();
     n.writes_before = path_writes_;
@@ -394,9 +403,9 @@ class DfsEngine : public Scheduler {
       const bool spinning = Spinning(m, t);
       AppendAlternatives(m, t, bounds_, spinning || !defer_events_ || !EventsDeferrable(m, t), n.alts);
       if (spinning) n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
-      if (n.alts.size() > before) n.enabled |= 1ull << t;
+      if (n.alts.size() > before) n.enabled.Add(t);
     }
-    if (n.enabled == 0) {
+    if (n.enabled.Empty()) {
       // Every running thread spins on memory nothing will change. If a thread
       // waits in a run queue, only the event bounds keep it from running (a
       // real kernel's tick would preempt the spinner): abandon the execution.
@@ -420,14 +429,18 @@ class DfsEngine : public Scheduler {
       }
       return false;
     };
-    if (default_thread >= 0 && ((n.enabled >> default_thread) & 1) && steps_first(default_thread)) {
+    if (default_thread >= 0 && n.enabled.Has(default_thread) && steps_first(default_thread)) {
       first = default_thread;
     }
-    for (uint64_t e = n.enabled; first < 0 && e != 0; e &= e - 1) {
-      if (steps_first(std::countr_zero(e))) first = std::countr_zero(e);
+    if (first < 0) {
+      n.enabled.ForEach([&](int t) {
+        if (first < 0 && steps_first(t)) first = t;
+      });
     }
-    for (uint64_t e = n.enabled; first < 0 && e != 0; e &= e - 1) {
-      if (SelectThread(n, std::countr_zero(e))) first = std::countr_zero(e);
+    if (first < 0) {
+      n.enabled.ForEach([&](int t) {
+        if (first < 0 && SelectThread(n, t)) first = t;
+      });
     }
     if (first < 0) {
       // Sleep-set blocked: every continuation was explored elsewhere.
@@ -435,7 +448,11 @@ class DfsEngine : public Scheduler {
       stopped_redundant_ = true;
       return Decision::Stop();
     }
-    n.backtrack = dpor_ ? (1ull << first) : n.enabled;
+    if (dpor_) {
+      n.backtrack.Add(first);
+    } else {
+      n.backtrack.Assign(n.enabled);
+    }
     if (may_save && n.alts.size() > 1) SaveBoundary(m, entry_spins_);
     ++depth_;
     return ToDecision(m, n.alts[n.alt]);
@@ -527,9 +544,9 @@ class DfsEngine : public Scheduler {
     w.U64(top_);
     for (size_t i = 0; i < top_; ++i) {
       const Node& n = stack_[i];
-      w.U64(n.enabled);
-      w.U64(n.backtrack);
-      w.U64(n.done);
+      for (const ThreadSet* set : {&n.enabled, &n.backtrack, &n.done}) {
+        for (size_t i = 0; i < set->words(); ++i) w.U64(set->word(i));
+      }
       w.I64(n.thread);
       w.U64(n.alt);
       w.U64(n.alt_begin);
@@ -558,9 +575,10 @@ class DfsEngine : public Scheduler {
     if (top_ == 0) rd.Corrupt("empty search stack");
     stack_.assign(top_, Node{});
     for (Node& n : stack_) {
-      n.enabled = rd.U64();
-      n.backtrack = rd.U64();
-      n.done = rd.U64();
+      n.Resize(nthreads);
+      for (ThreadSet* set : {&n.enabled, &n.backtrack, &n.done}) {
+        for (size_t i = 0; i < set->words(); ++i) set->set_word(i, rd.U64());
+      }
       const int64_t thread = rd.I64();
       n.alt = static_cast<uint16_t>(rd.Small(UINT16_MAX));
       n.alt_begin = static_cast<uint16_t>(rd.Small(UINT16_MAX));
@@ -824,6 +842,7 @@ class DfsEngine : public Scheduler {
   void AnalyzeRaces() {
     const size_t n = top_;
     const size_t nthreads = s_.threads.size();
+    none_.Resize(nthreads);
     clocks_.assign(n * nthreads, 0);
     thread_clock_.assign(nthreads * nthreads, 0);
     std::vector<uint32_t> seq(nthreads, 0);
@@ -912,32 +931,36 @@ class DfsEngine : public Scheduler {
   void AddSourceThread(size_t i, size_t j, int p, size_t nthreads) {
     const Node& ni = stack_[i];
     const int q = ni.alts[ni.alt].thread;
-    uint64_t seen = 0, initials = 0;
-    uint32_t first_own[64];
+    ThreadSet& seen = seen_;
+    ThreadSet& initials = initials_;
+    seen.Resize(nthreads);
+    initials.Resize(nthreads);
+    seen_order_.clear();
+    first_own_.resize(nthreads);
     for (size_t k = i + 1; k <= j; ++k) {
       const uint32_t* ck = &clocks_[k * nthreads];
       if (k < j && ck[q] >= own_[i]) continue;  // happens after i: not in v
       const Node& nk = stack_[k];
       const int r = nk.alts[nk.alt].thread;
-      if ((seen >> r) & 1) continue;  // not r's first transition in v
+      if (seen.Has(r)) continue;  // not r's first transition in v
       bool after_another = false;
-      for (uint64_t b = seen; b != 0 && !after_another; b &= b - 1) {
-        const int t = std::countr_zero(b);
-        after_another = ck[t] >= first_own[t];
+      for (size_t x = 0; x < seen_order_.size() && !after_another; ++x) {
+        const int t = seen_order_[x];
+        after_another = ck[t] >= first_own_[t];
       }
-      if (!after_another) initials |= 1ull << r;
-      seen |= 1ull << r;
-      first_own[r] = own_[k];
+      if (!after_another) initials.Add(r);
+      seen.Add(r);
+      seen_order_.push_back(r);
+      first_own_[r] = own_[k];
     }
     Node& target = stack_[i];
-    if ((initials & target.backtrack) != 0) return;
-    const uint64_t can = initials & target.enabled;
-    if (((can >> p) & 1) != 0) {
-      target.backtrack |= 1ull << p;
-    } else if (can != 0) {
-      target.backtrack |= can & (~can + 1);
+    if (initials.Intersects(target.backtrack)) return;
+    if (initials.Has(p) && target.enabled.Has(p)) {
+      target.backtrack.Add(p);
+    } else if (const std::optional<int> t = initials.FirstOf(target.enabled, none_)) {
+      target.backtrack.Add(*t);
     } else {
-      target.backtrack |= target.enabled;
+      target.enabled.ForEach([&target](int u) { target.backtrack.Add(u); });
     }
   }
 
@@ -953,15 +976,14 @@ class DfsEngine : public Scheduler {
         replay_len_ = top_;
         return true;
       }
-      n.done |= 1ull << n.thread;
+      n.done.Add(n.thread);
       bool moved = false;
-      for (uint64_t todo = n.backtrack & n.enabled & ~n.done; todo != 0; todo &= todo - 1) {
-        const int t = std::countr_zero(todo);
-        if (SelectThread(n, t)) {
+      while (const std::optional<int> t = n.backtrack.FirstOf(n.enabled, n.done)) {
+        if (SelectThread(n, *t)) {
           moved = true;
           break;
         }
-        n.done |= 1ull << t;
+        n.done.Add(*t);
       }
       if (moved) {
         replay_len_ = top_;
@@ -1015,6 +1037,12 @@ class DfsEngine : public Scheduler {
   std::vector<uint32_t> thread_clock_;
   std::vector<uint32_t> own_;
   std::vector<size_t> races_;  // AnalyzeRaces: races ended by the current transition
+  // AddSourceThread's scratch: the threads seen in v (and in which order),
+  // the initials, each seen thread's first transition's own clock, and an
+  // empty set of the scenario's size.
+  ThreadSet seen_, initials_, none_;
+  std::vector<int> seen_order_;
+  std::vector<uint32_t> first_own_;
   struct WordHistory {
     int64_t last_write = -1;
     std::vector<int64_t> reads;  // since last_write
@@ -1111,14 +1139,6 @@ ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
 namespace {
 
 ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable) {
-  const bool exhaustive = o.strategy == StrategyKind::kDfs || o.strategy == StrategyKind::kDpor ||
-                          o.strategy == StrategyKind::kStateful;
-  if (exhaustive && s.threads.size() > static_cast<size_t>(kMaxExhaustiveThreads)) {
-    throw InputError(s.file, s.threads[kMaxExhaustiveThreads].loc,
-                     "exhaustive search handles at most " + std::to_string(kMaxExhaustiveThreads) + " threads; this scenario has " +
-                         std::to_string(s.threads.size()),
-                     "", "use --strategy random or pct, or fewer threads (-D)");
-  }
   if (o.strategy == StrategyKind::kStateful) {
     for (const ThreadSpec& t : s.threads) {
       if (t.native) {
