@@ -12,8 +12,11 @@
 //                 are its local alternatives, explored wherever the thread is
 //                 explored. Dependence is the footprint relation of
 //                 sim/footprint.h. Not optimal DPOR (no wakeup trees): on the
-//                 two-thread built-ins with events most executions end
+//                 two-thread built-ins with events most executions still end
 //                 sleep-set blocked (tools/bench/README.md).
+// The exhaustive strategies offer events only at boundaries where they can
+// matter (ExploreOptions::defer_events), and size their thread sets to the
+// scenario (model/thread_set.h: any number of threads up to kMaxThreads).
 //   * kStateful — DFS with a visited set of 128-bit state hashes (pure-IR
 //                 scenarios only; model/state_set.h): a boundary whose state
 //                 was seen is pruned. The hash (Machine::StateHash) leaves out
