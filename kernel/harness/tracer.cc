@@ -121,9 +121,20 @@ bool Ignored(const Scenario& s, int signo) {
 
 // Where a thread woken at trace entry `wake` first stops on the kernel: the
 // boundary it returns to user space at (its next step, the abort_ip the
-// return's rseq fix-up sent it to, a handler's first instruction, or where an
-// event finds it while it waits in a run queue); -2 if it never runs again.
+// return's rseq fix-up sent it to, or where an event finds it while it waits
+// in a run queue); -2 if it never runs again. A thread that has a signal to
+// deliver when it returns (the signal that woke it with -EINTR, or one sent
+// while it was queued) first stops in the kernel's signal-delivery-stop
+// (kernel/signal.c get_signal() -> ptrace_signal()), before the rseq fix-up
+// and the frame (arch/x86/kernel/signal.c handle_signal()): at the boundary
+// after its blocking call, the wake entry's pc.
 int64_t WokenNextPc(const Trace& trace, size_t wake, int thread) {
+  for (size_t i = wake + 1; i < trace.size(); ++i) {
+    const TraceEntry& e = trace[i];
+    if (e.thread != thread) continue;
+    if (e.kind == TraceKind::kSignalFrame) return trace[wake].pc;
+    if (e.kind == TraceKind::kStep || e.kind == TraceKind::kExit || e.kind == TraceKind::kKill) break;
+  }
   for (size_t i = wake + 1; i < trace.size(); ++i) {
     const TraceEntry& e = trace[i];
     if (e.thread != thread) continue;
@@ -241,6 +252,7 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
         run_end.resize(plan.actions.size() + 1, 0);
         run_end.back() = i;
         plan.actions.push_back(PlanAction{PlanAction::Kind::kWoken, e.thread, 0, -1, -2});
+        plan.actions.back().by_signal = e.a < 0 && e.b != 0;
         break;
       case TraceKind::kKill:
       case TraceKind::kAssertFail:
@@ -604,6 +616,8 @@ class Session {
     resumed_plainly.assign(n_, false);
     asleep.assign(n_, false);
     woke.assign(n_, false);
+    held_signal.assign(n_, 0);
+    sleep_nr.assign(n_, -1);
     original_ = jit.options().original_code;
     original_aborts.assign(n_, 0);
     breakpoint.assign(n_, 0);
@@ -629,6 +643,10 @@ class Session {
   bool death_expected = false;  // the running plan action expects the process to die (kExpectDeath)
   std::vector<bool> asleep;     // put to sleep in the kernel by a `blocks` run; its next stop not yet seen
   std::vector<bool> woke;       // was asleep; its stop after waking was seen (at_pc is where)
+  // A woken thread stopped in a signal-delivery-stop (WokenNextPc): the
+  // signal it holds there (0 = none); Resume() hands it back to the kernel.
+  std::vector<int> held_signal;
+  std::vector<long> sleep_nr;  // the system call of each thread's latest `blocks` run
   std::optional<Verdict> open_end;  // Plan::open_end
 
   // /proc/<tid>/stat's state letter of thread t ('S' asleep, 't' in a ptrace
@@ -652,17 +670,39 @@ class Session {
   // before it is seen (its stop is then collected as the woken thread's). The
   // thread needs microseconds to get there; the 2 s limit is a margin of
   // 1000 over what a loaded host (load 35) was seen to take for a wake-up.
+  //
+  // On its way there the thread may stop in the tracer's hands: a
+  // signal-delivery-stop (a signal pending when it was resumed, delivered
+  // before its first instruction), passed on as Next() would; a trap, which
+  // after a nanosleep is its stop after waking (collected as such), and
+  // after a futex_wait means the call returned.
   bool WaitAsleep(int t, long nr) {
+    sleep_nr[t] = nr;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (;;) {
       long in = -1;
       const char state = ProcState(t, &in);
       if (state == 'S' && in == nr) break;
       if (state != 'R' && state != 'S' && state != 'D') {
-        if (nr == SYS_nanosleep) break;
-        res_.divergence = s_.threads[t].name + " did not sleep in futex_wait on the kernel (the call returned; " +
-                          "the simulator has it wait)";
-        return false;
+        int st = 0;
+        const pid_t w = waitpid(tids[t], &st, __WALL | WNOHANG);
+        std::optional<Got> got;
+        if (w == tids[t]) {
+          int got_t = t;
+          got = OnStop(w, st, &got_t);
+          if (got == Got::kTrap && nr == SYS_nanosleep) {
+            woke[t] = true;  // slept and woke before /proc showed it
+            Log(s_.threads[t].name + " slept in the kernel (system call " + std::to_string(nr) + ") and woke");
+            return true;
+          }
+          if (got && got != Got::kTrap && got != Got::kDone) return false;
+        }
+        // Not yet reported to waitpid, or passed on: it goes on to its call.
+        if (got || (w != tids[t] && !(w == 0 && state == 't'))) {
+          res_.divergence = s_.threads[t].name + " did not sleep in futex_wait on the kernel (the call returned; " +
+                            "the simulator has it wait)";
+          return false;
+        }
       }
       if (std::chrono::steady_clock::now() > deadline) {
         Fail(s_.threads[t].name + " did not reach its sleep in system call " + std::to_string(nr) + " within 2 s");
@@ -678,7 +718,13 @@ class Session {
   // The plan's kWoken for t: waits for t's first stop after waking (other
   // woken threads' stops are kept for their own kWoken) and checks it is at
   // `next_pc` (-2: not checked). False if the run ends or diverged here.
-  bool CollectWoken(int t, int64_t next_pc) {
+  //
+  // `by_signal`: the simulation ends the sleep with a signal (-EINTR). A real
+  // nanosleep that ended first (the thread stopped at a trap, not at the
+  // signal's delivery) cannot be held that long: simulated time stands still
+  // while instructions run, the real clock does not. That run is a harness
+  // error, not a disagreement.
+  bool CollectWoken(int t, int64_t next_pc, bool by_signal) {
     while (!woke[t]) {
       int got_t = -1;
       const Got got = Next(&got_t);
@@ -689,6 +735,11 @@ class Session {
       return false;
     }
     woke[t] = false;
+    if (by_signal && sleep_nr[t] == SYS_nanosleep && held_signal[t] == 0) {
+      Fail(s_.threads[t].name + "'s nanosleep ended on the kernel before the signal that ends it in the " +
+           "simulation came (simulated time stands still while instructions run; the real clock does not)");
+      return false;
+    }
     Log(s_.threads[t].name + " woke and stopped at " + s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])));
     if (next_pc >= 0 && at_pc[t] != next_pc) {
       res_.divergence = s_.threads[t].name + " woke and stopped at " +
@@ -786,6 +837,21 @@ class Session {
     breakpoint[t] = bp;
     return PokeDebugReg(tids[t], 7, dr7);
   }
+  // Resumes woken thread t from its signal-delivery-stop (held_signal[t]):
+  // the countdown is set where it stands (in its blocking call's code, the
+  // handler about to run counts down first) and the held signal is sent
+  // again and dropped from the stop, so that get_signal() dequeues it with any
+  // other pending one in the kernel's order (next_signal(): synchronous
+  // signals, then the lowest number), as the simulator delivers them when
+  // the thread runs. The blocking call was a context switch already, so
+  // there is no quiet resume to choose.
+  bool ResumeHeld(int t, user_regs_struct& regs, uint64_t steps) {
+    const int sig = held_signal[t];
+    held_signal[t] = 0;
+    regs.r14 = steps + 1;
+    if (syscall(SYS_tgkill, pid_, tids[t], sig) != 0) return false;
+    return ptrace(PTRACE_SETREGS, tids[t], nullptr, &regs) == 0 && ptrace(PTRACE_CONT, tids[t], nullptr, nullptr) == 0;
+  }
   // Resumes thread t at its boundary with `steps` instructions to run before
   // the next trap (huge = none): plainly (the stop counts as the preemption it
   // is) or quietly. Original-bytes mode: `steps` counts JIT instructions only
@@ -794,6 +860,7 @@ class Session {
     user_regs_struct regs;
     if (!Regs(tids[t], &regs)) return false;
     resumed_plainly[t] = plainly;
+    if (held_signal[t] != 0) return ResumeHeld(t, regs, steps);
     const uint64_t at = jit_.InstrAddress(static_cast<uint32_t>(at_pc[t]));
     regs.r14 = steps + 1;
     if (original_) {
@@ -1008,85 +1075,109 @@ class Session {
         dead = true;
         return Got::kError;
       }
-      if (WIFEXITED(st) || WIFSIGNALED(st)) {
-        NoteDeath(st);
-        return Got::kDeath;
-      }
-      if (!WIFSTOPPED(st)) continue;
-      const int sig = WSTOPSIG(st);
-      if ((st >> 16) != 0 || sig == SIGSTOP) {
-        ptrace(PTRACE_CONT, wt, nullptr, nullptr);
-        continue;
-      }
-      *t = ThreadOf(wt);
-      if (*t < 0) {
-        // The tracee's main thread: pass its signals on.
-        ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig == SIGTRAP ? 0 : sig)));
-        continue;
-      }
-      if (sig == SIGTRAP) {
-        user_regs_struct r2;
-        if (!Regs(wt, &r2)) {
-          Fail("PTRACE_GETREGS failed");
-          dead = true;
-          return Got::kError;
-        }
-        ++res_.stops;
-        if (original_ && jit_.InOriginalCode(r2.rip)) {
-          const std::optional<Got> got = OriginalTrap(*t, wt, r2);
-          if (got) return *got;
-          continue;
-        }
-        const uint64_t trap = r2.rip - 1;
-        if (trap == jit_.done_trap()) {
-          done[*t] = true;
-          return Got::kDone;
-        }
-        if (trap == jit_.assert_trap()) {
-          assert_failed = true;
-          return Got::kAssert;
-        }
-        const int idx = jit_.IndexOf(trap);
-        if (idx < 0 || jit_.InstrAddress(static_cast<uint32_t>(idx)) + 5 != trap) {
-          res_.divergence = s_.threads[*t].name + " trapped at " + Hex(trap) + ", not at an IR boundary";
-          return Got::kOther;
-        }
-        at_pc[*t] = idx;
-        if (asleep[*t]) {
-          asleep[*t] = false;
-          woke[*t] = true;
-          return Got::kWoke;
-        }
-        return Got::kTrap;
-      }
-      // A signal-delivery-stop: deliver (handler or default action), or
-      // drop an ignored one without letting the stop count as a preemption.
-      if (Ignored(s_, sig)) {
-        // An ignored signal is no rseq event; its stop must neither add a
-        // preemption (a quiet resume) nor hide the event a plain resume is
-        // delivering (the signal stop comes before the rseq fix-up).
-        user_regs_struct r2;
-        if (!Regs(wt, &r2)) {
-          Fail("PTRACE_GETREGS failed");
-          dead = true;
-          return Got::kError;
-        }
-        // Outside JIT code (the thread's C++ wrapper) there is no section and
-        // the stack below rsp may be live (red zone): just continue.
-        if (resumed_plainly[*t] || !jit_.Contains(r2.rip)) {
-          ptrace(PTRACE_CONT, wt, nullptr, nullptr);
-          continue;
-        }
-        if (!ResumeQuiet(*t, r2, r2.rip)) {
-          Fail("suppressing an ignored signal failed");
-          dead = true;
-          return Got::kError;
-        }
-        continue;
-      }
-      Log("kernel delivers " + SignalName(sig) + " to " + s_.threads[*t].name);
-      ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+      if (const std::optional<Got> got = OnStop(wt, st, t)) return *got;
     }
+  }
+
+  // Handles wait status `st` of tracee thread `wt`: a stop that needs no
+  // decision (a ptrace event, a signal-delivery-stop to pass on or drop, an
+  // abort_ip breakpoint) is resumed and gives nullopt; otherwise what it is,
+  // with its thread in *t.
+  std::optional<Got> OnStop(pid_t wt, int st, int* t) {
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      NoteDeath(st);
+      return Got::kDeath;
+    }
+    if (!WIFSTOPPED(st)) return std::nullopt;
+    const int sig = WSTOPSIG(st);
+    if ((st >> 16) != 0 || sig == SIGSTOP) {
+      ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+      return std::nullopt;
+    }
+    *t = ThreadOf(wt);
+    if (*t < 0) {
+      // The tracee's main thread: pass its signals on.
+      ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig == SIGTRAP ? 0 : sig)));
+      return std::nullopt;
+    }
+    if (sig == SIGTRAP) {
+      user_regs_struct r2;
+      if (!Regs(wt, &r2)) {
+        Fail("PTRACE_GETREGS failed");
+        dead = true;
+        return Got::kError;
+      }
+      ++res_.stops;
+      if (original_ && jit_.InOriginalCode(r2.rip)) {
+        return OriginalTrap(*t, wt, r2);
+      }
+      const uint64_t trap = r2.rip - 1;
+      if (trap == jit_.done_trap()) {
+        done[*t] = true;
+        return Got::kDone;
+      }
+      if (trap == jit_.assert_trap()) {
+        assert_failed = true;
+        return Got::kAssert;
+      }
+      const int idx = jit_.IndexOf(trap);
+      if (idx < 0 || jit_.InstrAddress(static_cast<uint32_t>(idx)) + 5 != trap) {
+        res_.divergence = s_.threads[*t].name + " trapped at " + Hex(trap) + ", not at an IR boundary";
+        return Got::kOther;
+      }
+      at_pc[*t] = idx;
+      if (asleep[*t]) {
+        asleep[*t] = false;
+        woke[*t] = true;
+        return Got::kWoke;
+      }
+      return Got::kTrap;
+    }
+    // A signal-delivery-stop: deliver (handler or default action), or
+    // drop an ignored one without letting the stop count as a preemption.
+    if (Ignored(s_, sig)) {
+      // An ignored signal is no rseq event; its stop must neither add a
+      // preemption (a quiet resume) nor hide the event a plain resume is
+      // delivering (the signal stop comes before the rseq fix-up).
+      user_regs_struct r2;
+      if (!Regs(wt, &r2)) {
+        Fail("PTRACE_GETREGS failed");
+        dead = true;
+        return Got::kError;
+      }
+      // Outside JIT code (the thread's C++ wrapper) there is no section and
+      // the stack below rsp may be live (red zone): just continue.
+      if (resumed_plainly[*t] || !jit_.Contains(r2.rip)) {
+        ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+        return std::nullopt;
+      }
+      if (!ResumeQuiet(*t, r2, r2.rip)) {
+        Fail("suppressing an ignored signal failed");
+        dead = true;
+        return Got::kError;
+      }
+      return std::nullopt;
+    }
+    const SignalSpec* spec = s_.FindSignal(sig);
+    if (asleep[*t] && spec != nullptr && spec->handler >= 0) {
+      // Woken to take a signal (WokenNextPc): the stop before its delivery
+      // is the boundary after the blocking call.
+      user_regs_struct r2;
+      if (!Regs(wt, &r2) || jit_.IndexOf(r2.rip) < 0) {
+        Fail("a woken thread's signal-delivery-stop is outside its code");
+        dead = true;
+        return Got::kError;
+      }
+      at_pc[*t] = jit_.IndexOf(r2.rip) + 1;
+      held_signal[*t] = sig;
+      asleep[*t] = false;
+      woke[*t] = true;
+      Log(s_.threads[*t].name + " woke to take " + SignalName(sig) + " (held at its signal-delivery-stop)");
+      return Got::kWoke;
+    }
+    Log("kernel delivers " + SignalName(sig) + " to " + s_.threads[*t].name);
+    ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+    return std::nullopt;
   }
 
   // Ends the run: disarms the watchdog (from here on it has fired or never
@@ -1368,7 +1459,7 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
     const int t = a.thread;
     const std::string who = s.threads[t].name;
     if (a.kind == PlanAction::Kind::kWoken) {
-      if (!ss.CollectWoken(t, a.next_pc)) break;
+      if (!ss.CollectWoken(t, a.next_pc, a.by_signal)) break;
       continue;
     }
     if (a.kind != PlanAction::Kind::kRun) {

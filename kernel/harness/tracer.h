@@ -87,6 +87,8 @@ struct PlanAction {
   // waits until /proc shows it asleep in that system call, and a kWoken
   // action later collects its stop.
   bool blocks = false;
+  // kWoken: the simulator's wake is a signal's (the call returns -EINTR).
+  bool by_signal = false;
 };
 inline constexpr int64_t kExpectDeath = -3;
 
