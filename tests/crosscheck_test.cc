@@ -1021,6 +1021,55 @@ TEST(Crosscheck, SignalInterruptingABlockedThread) {
   EXPECT_EQ(r.compared, 1 + r.single_events_run + o.samples);
 }
 
+// A plan that has the kernel wake a thread that FUTEX_WAKE left asleep (the
+// simulator woke more than the kernel) leaves the plan at once, naming the
+// thread, instead of waiting for the watchdog (10 s) as it did: the run is
+// a disagreement, not a harness error. The plan of a one-wake execution gets
+// a second kWoken for the waiter the kernel does not wake.
+TEST(Crosscheck, FewerWokenThanPlannedLeavesThePlanAtOnce) {
+  Scenario s = ParseScenario(R"(scenario fewer_woken
+cpus 2
+var w: u64 = 0
+func wait
+  la r1, w
+  futex_wait r1, 0
+  ret
+end
+func wake
+  la r1, w
+  li r2, 1
+  futex_wake r1, r2
+  ret
+end
+thread a entry wait cpu 0
+thread b entry wait cpu 0
+thread k entry wake cpu 1
+)",
+                             "fewer_woken.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  Simulator sim(s);
+  ReplayScheduler base(Schedule{});
+  Plan plan;
+  const ExecutionResult r = SimulateForPlan(sim, base, &plan);
+  ASSERT_EQ(r.verdict, Verdict::kDeadlock);  // b is never woken
+  auto woken = std::find_if(plan.actions.begin(), plan.actions.end(),
+                            [](const PlanAction& a) { return a.kind == PlanAction::Kind::kWoken; });
+  ASSERT_NE(woken, plan.actions.end());
+  ASSERT_EQ(woken->thread, 0);
+  PlanAction extra = *woken;
+  extra.thread = 1;
+  extra.next_pc = -2;
+  plan.actions.insert(woken + 1, extra);
+  JitProgram jit(s, JitOptions{});
+  const RealResult real = RunPlan(jit, plan);
+  EXPECT_EQ(real.harness_error, "");
+  EXPECT_EQ(real.end, RunEnd::kLeftPlan);
+  EXPECT_EQ(real.divergence,
+            "b still sleeps in futex_wait on the kernel; the simulation has it woken here (the kernel woke fewer "
+            "threads)");
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+}
+
 // Past the harness's capacity the run is a harness limit, with the stored
 // prefix kept, not a difference in observations.
 TEST(Crosscheck, ObservationsPastTheCapacityAreAHarnessLimit) {

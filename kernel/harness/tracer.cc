@@ -649,6 +649,10 @@ class Session {
   std::vector<long> sleep_nr;  // the system call of each thread's latest `blocks` run
   std::optional<Verdict> open_end;  // Plan::open_end
 
+  // What one wait produced, after handling the stops that need no decision.
+  // kWoke: a thread that was asleep in the kernel stopped at its first
+  // boundary after waking (at_pc set, woke[t] set).
+  enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError, kWoke };
   // /proc/<tid>/stat's state letter of thread t ('S' asleep, 't' in a ptrace
   // stop, 'R' running), and the number of the system call it sleeps in
   // (/proc/<tid>/syscall; -1 when it runs or the file cannot be read).
@@ -727,7 +731,8 @@ class Session {
   bool CollectWoken(int t, int64_t next_pc, bool by_signal) {
     while (!woke[t]) {
       int got_t = -1;
-      const Got got = Next(&got_t);
+      const std::optional<Got> got = NextOrStillAsleep(t, &got_t);
+      if (!got) return false;  // left asleep: res_.divergence says so
       if (got == Got::kWoke) continue;
       if (got == Got::kTrap || got == Got::kDone) {
         res_.divergence = s_.threads[got_t].name + " stopped while " + s_.threads[t].name + " was waking up";
@@ -748,6 +753,53 @@ class Session {
       return false;
     }
     return true;
+  }
+
+  // Next() for CollectWoken(t): a stop, or nullopt (with res_.divergence) when
+  // t, asleep in futex_wait, was not woken. The plan wakes it in a call that
+  // has returned (the waker's FUTEX_WAKE or tgkill, the tracer's tgkill):
+  // try_to_wake_up() has then made it runnable, 'R' in /proc, so it is
+  // reported at once when /proc still shows it asleep in futex_wait
+  // throughout kLeftAsleepMargin. The margin is not a wait for the wake (that
+  // is done): it keeps a woken thread that sleeps again on its way out of the
+  // call (a sleeping lock, a page fault) from passing for one left asleep,
+  // and is 1000 times what such a sleep takes. A nanosleep ends on the real
+  // clock; its end is waited for (the watchdog bounds it).
+  static constexpr auto kLeftAsleepMargin = std::chrono::milliseconds(20);
+  std::optional<Got> NextOrStillAsleep(int t, int* got_t) {
+    if (sleep_nr[t] != SYS_futex) return Next(got_t);
+    bool seen_asleep = false;  // in the latest polls without a break
+    std::chrono::steady_clock::time_point asleep_since{};
+    for (;;) {
+      int st = 0;
+      const pid_t w = waitpid(-1, &st, __WALL | WNOHANG);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        Fail("waitpid failed");
+        dead = true;
+        return Got::kError;
+      }
+      if (w > 0) {
+        if (const std::optional<Got> got = OnStop(w, st, got_t)) return got;
+        seen_asleep = false;
+        continue;
+      }
+      long in = -1;
+      const auto now = std::chrono::steady_clock::now();
+      if (ProcState(t, &in) == 'S' && in == SYS_futex) {
+        if (!seen_asleep) asleep_since = now;
+        seen_asleep = true;
+        if (now - asleep_since >= kLeftAsleepMargin) {
+          res_.divergence = s_.threads[t].name + " still sleeps in futex_wait on the kernel; the simulation has it " +
+                            "woken here (the kernel woke fewer threads)";
+          return std::nullopt;
+        }
+      } else {
+        seen_asleep = false;
+      }
+      timespec ts{0, 50 * 1000};
+      nanosleep(&ts, nullptr);
+    }
   }
 
   // Original-bytes mode (tracer.h): aborts counted at the abort_ip breakpoints,
@@ -995,10 +1047,6 @@ class Session {
     }
   }
 
-  // What one wait produced, after handling the stops that need no decision.
-  // kWoke: a thread that was asleep in the kernel stopped at its first
-  // boundary after waking (at_pc set, woke[t] set).
-  enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError, kWoke };
   // Runs thread t for one kRun action: resumes it (plainly if an event is
   // due) for leg.countdown JIT instructions; in original-bytes mode first to
   // the staging stop, then quietly on to the DR0 breakpoint (tracer.h).
