@@ -1070,6 +1070,50 @@ thread k entry wake cpu 1
   EXPECT_EQ(OurChildren(), std::vector<std::string>{});
 }
 
+// Sleeps on the kernel: three threads sleep 3, 1 and 2 ms and take tickets
+// in the simulator's deadline order; every nanosleep returns 0.
+TEST(Crosscheck, SleepsAgree) { ExpectFixtureAgrees("sleep_order.rsq"); }
+
+// A thread's sleeps with nothing in between are one plan action (no tracer
+// stop per sleep: JoinSleeps), and the kernel run agrees.
+TEST(Crosscheck, SleepLoopRunsAsOneRun) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("sleep_loop.rsq")), "sleep_loop.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  Simulator sim(s);
+  ReplayScheduler base(Schedule{});
+  Plan plan;
+  const ExecutionResult r = SimulateForPlan(sim, base, &plan);
+  ASSERT_EQ(r.verdict, Verdict::kPass);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, PlanAction::Kind::kRun);
+  EXPECT_EQ(plan.actions[0].steps, 2u + 3 * 500 + 3);  // li, li, 500 x (sleep, sub, bne), la, st, ret
+  EXPECT_EQ(RealSleeps(s, plan), 500u);
+  CrosscheckOptions o;
+  o.samples = 2;
+  o.max_single_events = 5;
+  const CrosscheckReport rep = Crosscheck(s, o);
+  EXPECT_EQ(rep.harness_errors, 0u) << (rep.harness_error_details.empty() ? "" : rep.harness_error_details[0].summary);
+  EXPECT_EQ(rep.disagreements, 0u) << (rep.details.empty() ? "" : rep.details[0].summary);
+  EXPECT_EQ(rep.compared, 1u + 5 + 2);
+}
+
+// A sleep loop that only ends at the simulator's step limit (a livelock)
+// would make 50,000 real sleeps per run (8.5 s each, D5): such schedules are
+// not run, and the report says why.
+TEST(Crosscheck, SleepLoopPastTheRealSleepLimitIsNotRun) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("sleep_loop.rsq")), "sleep_loop.rsq", {{"N", 0}});
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 1;
+  o.max_single_events = 2;
+  const CrosscheckReport rep = Crosscheck(s, o);
+  EXPECT_EQ(rep.compared, 0u);
+  EXPECT_EQ(rep.harness_errors, 0u);
+  EXPECT_EQ(rep.not_forceable, 1u + 2 + 1);
+  EXPECT_NE(rep.not_forceable_reason.find("real nanosleeps (at most 10000 per run"), std::string::npos)
+      << rep.not_forceable_reason;
+}
+
 // Past the harness's capacity the run is a harness limit, with the stored
 // prefix kept, not a difference in observations.
 TEST(Crosscheck, ObservationsPastTheCapacityAreAHarnessLimit) {

@@ -124,6 +124,9 @@ ExecutionResult SimulateForPlan(Simulator& sim, Scheduler& sched, Plan* plan);
 Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected,
               const std::vector<size_t>& blocked_signals = {});
 
+// The `sleep` instructions (real nanosleeps) the threads of `plan` execute.
+uint64_t RealSleeps(const Scenario& s, const Plan& plan);
+
 struct RealThread {
   bool exited = false;
   int64_t ret = 0;
