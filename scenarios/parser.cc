@@ -17,6 +17,7 @@
 #include "scenarios/syntax.h"
 #include "sim/builder.h"
 #include "sim/diag.h"
+#include "sim/kernel/abi.h"
 #include "sim/problems.h"
 
 namespace rseqmc {
@@ -150,6 +151,7 @@ class Parser {
   void ParseCs(FunctionBuilder& f);
   void ParseRegion(FunctionBuilder& f);
   void ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_line);
+  void ParseInstrOperands(FunctionBuilder& f, const Token& op_tok, uint32_t func_line);
   void ParseThread(const Token& kw);
   void ParseSignal(const Token& kw);
   void ParseExpect(const Token& kw);
@@ -222,10 +224,11 @@ void Parser::LexNumber(std::string_view s, size_t& i, Token& t) {
   while (j < s.size() && syntax::IsIdentChar(s[j])) ++j;
   std::string_view text = s.substr(i, j - i);
   t.text = text;
-  // MAJOR.MINOR is a kernel version word (`expect ... on 6.19`), read as a name.
+  // MAJOR.MINOR[.PATCH] is a kernel version word (`expect ... on 6.19`,
+  // `6.19.1`), read as a name.
   const size_t dot = text.find('.');
-  if (dot != std::string_view::npos && dot > 0 && dot + 1 < text.size() &&
-      text.find_first_not_of("0123456789.") == std::string_view::npos && text.find('.', dot + 1) == std::string_view::npos) {
+  if (dot != std::string_view::npos && dot > 0 && text.back() != '.' && text.find("..") == std::string_view::npos &&
+      text.find_first_not_of("0123456789.") == std::string_view::npos) {
     t.kind = Tok::kIdent;
     i = j;
     return;
@@ -602,7 +605,7 @@ void Parser::Statement() {
             "region requests notify-resume)");
     }
     ExpectEnd("the preemption model");
-    b_->Preempt(model.text == "full" ? Preemption::kFull : Preemption::kVoluntary);
+    b_->Preempt(model.text == "full" ? Preemption::kFull : Preemption::kVoluntary, model.loc);
   } else if (word == "const") {
     ParseConst(kw);
   } else if (word == "var" || word == "percpu") {
@@ -635,6 +638,9 @@ void Parser::Statement() {
   } else {
     std::string hint = DidYouMean(word, kStatements);
     if (hint.empty() && syntax::LookupMnemonic(word)) hint = "instructions go inside `func NAME` ... `end`";
+    if (word == "cs" || word == "region") {
+      hint = "`" + word + "` goes inside the function whose labels it names, before its `end`";
+    }
     if (hint.empty()) hint = "statements are: " + JoinNames(kStatements, 20);
     Error(kw.loc, "unknown statement '" + word + "'", hint);
   }
@@ -880,7 +886,10 @@ void Parser::ParseRegion(FunctionBuilder& f) {
                          : hint);
     }
     const size_t idx = static_cast<size_t>(it - kKeys.begin());
-    if ((idx < 3 && have[idx]) || (idx == 3 && unchecked)) Error(key.loc, "duplicate region field '" + k + "'");
+    if ((idx < 3 && have[idx]) || (idx == 3 && unchecked)) {
+      Error(key.loc, "duplicate region field '" + k + "'",
+            "give each field once: region NAME start=LABEL end=LABEL restart=LABEL [unchecked]");
+    }
     if (idx == 3) {
       unchecked = true;
       continue;
@@ -1004,7 +1013,32 @@ int Parser::SignalOf(const Token& t) {
   return signo;
 }
 
+// The operand forms of the blocking, signal and 2015-RFC instructions
+// (scenarios/README.md's instruction table), for the hint of an operand
+// error; "" for the others.
+std::string OperandForm(Op op) {
+  switch (op) {
+    case Op::kFutexWait: return "futex_wait rADDR, rVALUE|INT (the u32 at rADDR; `la rADDR, SYMBOL` first)";
+    case Op::kFutexWake: return "futex_wake rADDR, rCOUNT|INT (`la rADDR, SYMBOL` first)";
+    case Op::kSleep: return "sleep rNS|INT (nanoseconds of simulated time)";
+    case Op::kRfcRegion: return "rfc_region REGION (a `region NAME start= end= restart=` of the scenario)";
+    case Op::kRfcCpuPtr: return "rfc_cpu_ptr rADDR|INT (the u32 the kernel writes the CPU number to; 0 unregisters)";
+    case Op::kTgkill: return "tgkill THREAD|rINDEX|INT, SIGNAL|INT";
+    default: return "";
+  }
+}
+
 void Parser::ParseInstr(FunctionBuilder& f, const Token& op_tok, uint32_t func_line) {
+  try {
+    ParseInstrOperands(f, op_tok, func_line);
+  } catch (const InputError& e) {
+    const std::optional<Op> op = syntax::LookupMnemonic(op_tok.text);
+    if (!e.hint().empty() || !op || OperandForm(*op).empty()) throw;
+    Error(e.loc(), e.message(), "the form: " + OperandForm(*op));
+  }
+}
+
+void Parser::ParseInstrOperands(FunctionBuilder& f, const Token& op_tok, uint32_t func_line) {
   const std::string word(op_tok.text);
   std::optional<Op> op = syntax::LookupMnemonic(word);
   if (!op) {
@@ -1346,7 +1380,9 @@ void Parser::ParseExpect(const Token& kw) {
     const KernelAt k = ParseKernelName();
     auto [it, inserted] = expect_kernels_.emplace(static_cast<int>(k.model), k.loc.line);
     if (!inserted) {
-      Error(k.loc, "duplicate expectation for kernel " + k.text + " (first at line " + std::to_string(it->second) + ")");
+      Error(k.loc, "duplicate expectation for kernel " + k.text + " (first at line " + std::to_string(it->second) + ")",
+            "one expectation per kernel ABI (versions of one ABI, such as 5.10 and 4.18, share it): drop this one "
+            "or the first");
     }
     b_->ExpectOn(k.model, *v);
   } while (Accept(","));
@@ -1356,14 +1392,16 @@ void Parser::ParseExpect(const Token& kw) {
 // A kernel ABI name as `rseqmc kernels` lists them (4.18, 6.0, 6.19) or any
 // version they cover (5.10, 6.18): a MAJOR.MINOR word.
 Parser::KernelAt Parser::ParseKernelName() {
-  if (AtEnd()) Error(Peek().loc, "expected a kernel (4.18, 6.0, 6.19; see `rseqmc kernels`) after `on`");
+  // The names `rseqmc kernels` lists: the ABI registry's.
+  std::string names;
+  for (const KernelAbi* abi : AllAbis()) names += (names.empty() ? "" : ", ") + std::string(abi->info().name);
+  const std::string hint = "kernels are " + names + " or a version one of them covers (5.10, 6.18); see `rseqmc kernels`";
+  if (AtEnd()) Error(Peek().loc, "expected a kernel after `on`", hint);
   const Token& first = Next();
   KernelAt k;
   k.loc = first.loc;
   k.text = std::string(first.text);
-  if (first.kind != Tok::kIdent) {
-    Error(first.loc, "expected a kernel (4.18, 6.0, 6.19; see `rseqmc kernels`), found " + Describe(first));
-  }
+  if (first.kind != Tok::kIdent) Error(first.loc, "expected a kernel, found " + Describe(first), hint);
   std::string why;
   std::optional<KernelVersion> v = ParseKernelVersion(k.text, &why);
   if (!v) Error(first.loc, why, "`rseqmc kernels` lists the kernels");

@@ -23,8 +23,15 @@
 //     (rule 8), so a thread that blocks inside a critical section aborts when
 //     it runs again.
 //   * A signal that the thread does not block, generated for a thread that
-//     waits or sleeps, wakes it (signal_wake_up()); the call returns -EINTR
-//     (handlers are installed without SA_RESTART).
+//     waits or sleeps, wakes it (signal_wake_up()); the call returns -EINTR.
+//     The kernel's futex_wait() (kernel/futex/waitwake.c, no timeout) returns
+//     -ERESTARTSYS and nanosleep -ERESTART_RESTARTBLOCK; arch/x86/kernel/
+//     signal.c handle_signal() turns both into -EINTR when the handler has no
+//     SA_RESTART, which is how scenario handlers are installed (kernel/harness
+//     child.h InstallScenarioSignals()). The handler's frame is pushed when
+//     the woken thread returns to user space, after the rseq fix-up
+//     (rseq_signal_deliver()). Cross-checked: crosscheck_test.cc
+//     SignalInterruptingABlockedThread.
 //
 // Simulated time: instructions take no time; the clock (now_ns_) moves only
 // when every CPU is idle, to the earliest sleeper's wake time. So a sleep

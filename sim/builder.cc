@@ -367,8 +367,9 @@ ScenarioBuilder& ScenarioBuilder::Nodes(uint32_t n) {
   return *this;
 }
 
-ScenarioBuilder& ScenarioBuilder::Preempt(Preemption p) {
+ScenarioBuilder& ScenarioBuilder::Preempt(Preemption p, SourceLoc loc) {
   s_.preemption = p;
+  s_.preemption_loc = loc;
   return *this;
 }
 

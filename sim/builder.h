@@ -175,7 +175,7 @@ class ScenarioBuilder {
   ScenarioBuilder& Cpus(uint32_t n);
   ScenarioBuilder& Nodes(uint32_t n);
   // Whether the kernel is preemptible (Scenario::preemption).
-  ScenarioBuilder& Preempt(Preemption p);
+  ScenarioBuilder& Preempt(Preemption p, SourceLoc loc = {});
   ScenarioBuilder& Const(const std::string& name, int64_t value, bool overridden = false);
   ScenarioBuilder& Var(const std::string& name, Width w, uint32_t count, std::vector<int64_t> init = {});
   // stride 0 = count*width rounded up to 64 bytes.

@@ -136,6 +136,7 @@ struct Scenario {
   uint32_t num_cpus = 1;
   uint32_t num_nodes = 1;    // NUMA nodes; CPU c is on node c * num_nodes / num_cpus
   Preemption preemption = Preemption::kFull;
+  SourceLoc preemption_loc;  // the `preempt` statement (line 0: none)
   std::vector<Constant> constants;
   Program program;
   std::vector<ThreadSpec> threads;

@@ -10,7 +10,10 @@
 // with the values that broke them, and a step slider whose position shows the
 // machine state after that entry: every symbol's value, each thread's CPU,
 // last instruction and whether it is inside a critical section, and each
-// CPU's running thread. Nothing is fetched at view time (no network, no
+// CPU's running thread. A long repeated stretch of the trace (a livelock's
+// loop: more than 256 entries that repeat a period of up to 32) keeps its
+// first two periods and its last; the page's "Elided" section says which
+// steps are left out. Nothing is fetched at view time (no network, no
 // library): plain SVG and DOM code, so the page works offline and from file://.
 //
 // Example:

@@ -64,6 +64,15 @@ class Validator {
     return "";
   }
 
+  // Every label at `index`: "'s', 'e' (+3)".
+  std::string LabelsAt(const Function& f, uint32_t index) const {
+    std::string out;
+    for (const Label& l : f.labels) {
+      if (l.index == index) out += (out.empty() ? "" : ", ") + Quote(l.name);
+    }
+    return out + (out.empty() ? "" : " ") + "(+" + std::to_string(index - f.first) + ")";
+  }
+
   std::string DescribeLabel(const Function& f, uint32_t index) const {
     std::string name = LabelAt(f, index);
     return name.empty() ? "+" + std::to_string(index - f.first) : Quote(name);
@@ -274,6 +283,12 @@ class Validator {
         Add(d.loc, what + ": start and post_commit must be labels of function " + Quote(f.name));
         continue;
       }
+      if ((d.abort < lo || d.abort >= hi) && d.region) {
+        Add(d.loc, "region " + Quote(d.name) + ": restart= must label an instruction of function " + Quote(f.name),
+            "put the restart label before the restart code's first instruction (it re-reads the CPU number and "
+            "jumps back to start)");
+        continue;
+      }
       if (d.abort < lo || d.abort >= hi) {
         Add(d.loc, what + ": abort must label an instruction of function " + Quote(f.name),
             "put the abort label before the handler's first instruction");
@@ -323,7 +338,13 @@ class Validator {
   void CheckRegion(const CsDescriptor& d, const Function& f) {
     if (d.unchecked) return;
     const std::string what = "region " + Quote(d.name);
-    if (d.start >= d.post_commit) {
+    if (d.start == d.post_commit) {
+      Add(d.loc, what + " is empty: its start and end labels mark the same place, " + LabelsAt(f, d.start),
+          "the region is [start, end): put at least one instruction between them, or mark it `unchecked` to see "
+          "the EINVAL of restartable_sequences(0, ...)");
+      return;
+    }
+    if (d.start > d.post_commit) {
       Add(d.loc, what + ": start label " + DescribeLabel(f, d.start) + " does not come before end label " +
                      DescribeLabel(f, d.post_commit),
           "the region is [start, end): put at least one instruction between them, or mark it `unchecked` to see "

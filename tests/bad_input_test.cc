@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scenarios/parser.h"
+#include "sim/kernel/abi.h"
 #include "scenarios/printer.h"
 #include "sim/builder.h"
 #include "sim/diag.h"
@@ -193,6 +194,68 @@ TEST(BadInputTest, MoreCases) {
       {"label with an instruction", Base(9, "start: nop"), 9, 8, "unexpected 'nop' after the label"},
   };
   for (const BadCase& c : cases) Check(c);
+}
+
+// The review's D7 findings: region errors in region words, the empty
+// region's labels, every `expect ... on` kernel from the ABI registry, a
+// MAJOR.MINOR.PATCH version, and a `hint:` for each case that had none.
+TEST(BadInputTest, NewSyntaxDiagnosticsNameTheFix) {
+  const std::string rfc = "scenario bad\nvar x: u64\nfunc f\ns:\n  la r1, x\n  st [r1], r1\ne:\n  ret\n";
+  const std::string tail = "end\nthread t entry f\n";
+  std::string kernels;
+  for (const KernelAbi* abi : AllAbis()) kernels += (kernels.empty() ? "" : ", ") + std::string(abi->info().name);
+  const std::vector<BadCase> cases = {
+      {"restart label after the last instruction", rfc + "rs:\n  region R start=s end=e restart=rs\n" + tail, 10, 10,
+       "region 'R': restart= must label an instruction of function 'f'", "restart code's first instruction"},
+      {"empty region", "scenario bad\nvar x: u64\nfunc f\ns:\ne:\n  ret\nrs:\n  jmp s\n  region R start=s end=e "
+       "restart=rs\n" + tail, 9, 10, "region 'R' is empty: its start and end labels mark the same place, 's', 'e' (+0)",
+       "put at least one instruction between them"},
+      {"duplicate region field", rfc + "rs:\n  jmp s\n  region R start=s start=s end=e restart=rs\n" + tail, 11, 20,
+       "duplicate region field 'start'", "give each field once"},
+      {"region outside a function", "scenario bad\nregion R start=s end=e restart=rs\n", 2, 1,
+       "unknown statement 'region'", "inside the function whose labels it names"},
+      {"expect on nothing", Base(19, "expect pass on"), 19, 15, "expected a kernel after `on`", "kernels are " + kernels},
+      {"expect on a trailing comma", Base(19, "expect pass on 6.0,"), 19, 20, "expected a kernel after `on`",
+       "kernels are " + kernels},
+      {"duplicate expect on", Base(19, "expect pass on 6.0\nexpect fail property on 6.18"), 20, 25,
+       "duplicate expectation for kernel 6.18 (first at line 19)", "one expectation per kernel ABI"},
+      {"futex_wait without its value", Base(12, "  futex_wait r1"), 12, 16, "expected ','",
+       "the form: futex_wait rADDR, rVALUE|INT"},
+      {"futex_wait of a symbol", Base(12, "  futex_wait x, 0"), 12, 14, "expected a register",
+       "the form: futex_wait rADDR"},
+      {"futex_wake of memory", Base(12, "  futex_wake [r1], 1"), 12, 14, "expected a register",
+       "the form: futex_wake rADDR, rCOUNT|INT"},
+      {"sleep without a length", Base(12, "  sleep"), 12, 8, "expected an integer", "the form: sleep rNS|INT"},
+      {"sleep with two operands", Base(12, "  sleep r1, r2"), 12, 11, "unexpected ','", "the form: sleep rNS|INT"},
+      {"rfc_region without a region", Base(12, "  rfc_region"), 12, 13, "expected a region name",
+       "the form: rfc_region REGION"},
+      {"rfc_cpu_ptr with two operands", Base(12, "  rfc_cpu_ptr r1, r2"), 12, 17, "unexpected ','",
+       "the form: rfc_cpu_ptr rADDR|INT"},
+  };
+  for (const BadCase& c : cases) Check(c);
+  // A kernel version with a patch level is the ABI of its MAJOR.MINOR.
+  const Scenario s = ParseScenario(Base(19, "expect pass on 6.19.1"), "bad.rsq");
+  ASSERT_EQ(s.expected_on.size(), 1u);
+  EXPECT_EQ(s.ExpectedOn(KernelModel::k619), Verdict::kPass);
+}
+
+// `preempt voluntary` (a 2015-RFC restart option) is refused by every other
+// ABI at its line, with the fix; rfc2015 takes it.
+TEST(BadInputTest, PreemptVoluntaryIsRfc2015Only) {
+  const Scenario s = ParseScenario(Base(2, "cpus 2\npreempt voluntary"), "bad.rsq");
+  for (const KernelAbi* abi : AllAbis()) {
+    SCOPED_TRACE(abi->info().name);
+    const std::optional<AbiMismatch> m = abi->NotApplicable(s);
+    ASSERT_TRUE(m.has_value());
+    if (abi->info().model == KernelModel::kRfc2015) {
+      EXPECT_EQ(m->message.find("preempt voluntary"), std::string::npos) << m->message;  // refused for its cs
+      continue;
+    }
+    EXPECT_EQ(m->loc.line, 3u);
+    EXPECT_EQ(m->loc.column, 9u);
+    EXPECT_EQ(m->message.rfind("`preempt voluntary` is an option of the 2015 RFC's restart rule", 0), 0u) << m->message;
+    EXPECT_EQ(m->hint, "remove the `preempt` line, or run this scenario with --kernel rfc2015");
+  }
 }
 
 TEST(BadInputTest, FileErrorsNameTheFile) {

@@ -1001,6 +1001,119 @@ TEST(Crosscheck, FutexWakeCountIsTheKernelsInt) { ExpectFixtureAgrees("futex_wak
 // unmapped wake: 121 of 121 schedules disagreed on a scenario like this one.
 TEST(Crosscheck, FutexWakeOfAnUnmappedAddressAgrees) { ExpectFixtureAgrees("futex_wake_unmapped.rsq"); }
 
+// Signal interrupting a blocked thread: futex_wait() returns -ERESTARTSYS,
+// handle_signal() makes it -EINTR (handlers have no SA_RESTART), and the woken
+// thread's first stop is its signal-delivery-stop, before the frame. Every
+// single-event schedule and 10 random ones agree exactly. Before, the tracer
+// expected the woken thread at the handler's first instruction and did not
+// pass on a signal delivered on the way to futex_wait: 130 of 131 disagreed.
+TEST(Crosscheck, SignalInterruptingABlockedThread) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("futex_wait_signal.rsq")), "futex_wait_signal.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 10;
+  o.max_single_events = 0;  // all of them
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.skipped, "");
+  EXPECT_EQ(r.harness_errors, 0u) << (r.details.empty() ? "" : r.details[0].summary);
+  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
+  EXPECT_EQ(r.single_events_run, 130u);
+  EXPECT_EQ(r.compared, 1 + r.single_events_run + o.samples);
+}
+
+// A plan that has the kernel wake a thread that FUTEX_WAKE left asleep (the
+// simulator woke more than the kernel) leaves the plan at once, naming the
+// thread, instead of waiting for the watchdog (10 s) as it did: the run is
+// a disagreement, not a harness error. The plan of a one-wake execution gets
+// a second kWoken for the waiter the kernel does not wake.
+TEST(Crosscheck, FewerWokenThanPlannedLeavesThePlanAtOnce) {
+  Scenario s = ParseScenario(R"(scenario fewer_woken
+cpus 2
+var w: u64 = 0
+func wait
+  la r1, w
+  futex_wait r1, 0
+  ret
+end
+func wake
+  la r1, w
+  li r2, 1
+  futex_wake r1, r2
+  ret
+end
+thread a entry wait cpu 0
+thread b entry wait cpu 0
+thread k entry wake cpu 1
+)",
+                             "fewer_woken.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  Simulator sim(s);
+  ReplayScheduler base(Schedule{});
+  Plan plan;
+  const ExecutionResult r = SimulateForPlan(sim, base, &plan);
+  ASSERT_EQ(r.verdict, Verdict::kDeadlock);  // b is never woken
+  auto woken = std::find_if(plan.actions.begin(), plan.actions.end(),
+                            [](const PlanAction& a) { return a.kind == PlanAction::Kind::kWoken; });
+  ASSERT_NE(woken, plan.actions.end());
+  ASSERT_EQ(woken->thread, 0);
+  PlanAction extra = *woken;
+  extra.thread = 1;
+  extra.next_pc = -2;
+  plan.actions.insert(woken + 1, extra);
+  JitProgram jit(s, JitOptions{});
+  const RealResult real = RunPlan(jit, plan);
+  EXPECT_EQ(real.harness_error, "");
+  EXPECT_EQ(real.end, RunEnd::kLeftPlan);
+  EXPECT_EQ(real.divergence,
+            "b still sleeps in futex_wait on the kernel; the simulation has it woken here (the kernel woke fewer "
+            "threads)");
+  EXPECT_EQ(OurChildren(), std::vector<std::string>{});
+}
+
+// Sleeps on the kernel: three threads sleep 3, 1 and 2 ms and take tickets
+// in the simulator's deadline order; every nanosleep returns 0.
+TEST(Crosscheck, SleepsAgree) { ExpectFixtureAgrees("sleep_order.rsq"); }
+
+// A thread's sleeps with nothing in between are one plan action (no tracer
+// stop per sleep: JoinSleeps), and the kernel run agrees.
+TEST(Crosscheck, SleepLoopRunsAsOneRun) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("sleep_loop.rsq")), "sleep_loop.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  Simulator sim(s);
+  ReplayScheduler base(Schedule{});
+  Plan plan;
+  const ExecutionResult r = SimulateForPlan(sim, base, &plan);
+  ASSERT_EQ(r.verdict, Verdict::kPass);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, PlanAction::Kind::kRun);
+  EXPECT_EQ(plan.actions[0].steps, 2u + 3 * 500 + 3);  // li, li, 500 x (sleep, sub, bne), la, st, ret
+  EXPECT_EQ(RealSleeps(s, plan), 500u);
+  CrosscheckOptions o;
+  o.samples = 2;
+  o.max_single_events = 5;
+  const CrosscheckReport rep = Crosscheck(s, o);
+  EXPECT_EQ(rep.harness_errors, 0u) << (rep.harness_error_details.empty() ? "" : rep.harness_error_details[0].summary);
+  EXPECT_EQ(rep.disagreements, 0u) << (rep.details.empty() ? "" : rep.details[0].summary);
+  EXPECT_EQ(rep.compared, 1u + 5 + 2);
+}
+
+// A sleep loop that only ends at the simulator's step limit (a livelock)
+// would make 50,000 real sleeps per run (8.5 s each, D5): such schedules are
+// not run, and the report says why.
+TEST(Crosscheck, SleepLoopPastTheRealSleepLimitIsNotRun) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("sleep_loop.rsq")), "sleep_loop.rsq", {{"N", 0}});
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 1;
+  o.max_single_events = 2;
+  const CrosscheckReport rep = Crosscheck(s, o);
+  EXPECT_EQ(rep.compared, 0u);
+  EXPECT_EQ(rep.harness_errors, 0u);
+  EXPECT_EQ(rep.not_forceable, 1u + 2 + 1);
+  EXPECT_NE(rep.not_forceable_reason.find("real nanosleeps (at most 10000 per run"), std::string::npos)
+      << rep.not_forceable_reason;
+}
+
 // Past the harness's capacity the run is a harness limit, with the stored
 // prefix kept, not a difference in observations.
 TEST(Crosscheck, ObservationsPastTheCapacityAreAHarnessLimit) {

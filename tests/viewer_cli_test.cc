@@ -50,6 +50,28 @@ TEST(ViewerCliTest, CheckJsonCarriesTheCounterexampleTraceInTheRunSchema) {
   }
 }
 
+// A 100,000-step livelock (a sleep loop) has a 233,000-entry trace whose
+// page was 35 MB (D8). Its repeated stretch is elided, the page says which
+// steps it leaves out and why, and it stays under 2 MB; a short trace
+// loses nothing.
+TEST(ViewerCliTest, LongRepeatedStretchesAreElidedAndThePageSaysSo) {
+  const std::string page_path = TempPath("livelock.html");
+  const CliResult c =
+      RunCli({"check", testing::Fixture("sleep_loop.rsq"), "-D", "N=0", "--html", page_path});
+  ASSERT_EQ(c.code, 1) << c.err;  // the livelock
+  const std::string page = ReadFile(page_path);
+  EXPECT_LT(page.size(), 2u * 1024 * 1024);
+  EXPECT_NE(page.find("<section id=\"elided\"><h2>Elided</h2><pre>233303 trace entries (steps 9..99995) are not "
+                      "shown: they repeat the 7 entries before them, the same instructions and stores again"),
+            std::string::npos)
+      << page.substr(0, 4000);
+  std::filesystem::remove(page_path);
+  const CliResult d = RunCli({"check", testing::Fixture("sleep_loop.rsq"), "-D", "N=3", "--html", page_path});
+  ASSERT_EQ(d.code, 0) << d.err;
+  EXPECT_EQ(ReadFile(page_path).find("id=\"elided\""), std::string::npos);
+  std::filesystem::remove(page_path);
+}
+
 TEST(ViewerCliTest, CheckAndReplayWriteTheSamePage) {
   const std::string check_page = TempPath("check.html"), replay_page = TempPath("replay.html");
   const CliResult c = RunCli({"check", "buggy/cpu_not_rechecked", "--kernel", "6.18", "--json", "--html", check_page});

@@ -100,8 +100,10 @@ struct CrosscheckReport {
   std::vector<Disagreement> harness_error_details;  // the first few: token (if any) and why
   std::vector<std::string> flaky_details;  // "token: first difference" of some of them
   uint64_t not_comparable = 0;  // the simulator hit its step limit with progress (steplimit): not run on the kernel
-  // original bytes: schedules that cannot be forced at machine-instruction
-  // granularity (OriginalLegs, tracer.h): not run; the first one's reason.
+  // Schedules not run, the first one's reason: in original-bytes mode those
+  // that cannot be forced at machine-instruction granularity (OriginalLegs,
+  // tracer.h); any with more real nanosleeps than a run may make
+  // (crosscheck.cc kMaxRealSleeps).
   uint64_t not_forceable = 0;
   std::string not_forceable_reason;
   uint64_t single_events_total = 0;  // deterministic: single-event schedules of the default execution

@@ -121,9 +121,20 @@ bool Ignored(const Scenario& s, int signo) {
 
 // Where a thread woken at trace entry `wake` first stops on the kernel: the
 // boundary it returns to user space at (its next step, the abort_ip the
-// return's rseq fix-up sent it to, a handler's first instruction, or where an
-// event finds it while it waits in a run queue); -2 if it never runs again.
+// return's rseq fix-up sent it to, or where an event finds it while it waits
+// in a run queue); -2 if it never runs again. A thread that has a signal to
+// deliver when it returns (the signal that woke it with -EINTR, or one sent
+// while it was queued) first stops in the kernel's signal-delivery-stop
+// (kernel/signal.c get_signal() -> ptrace_signal()), before the rseq fix-up
+// and the frame (arch/x86/kernel/signal.c handle_signal()): at the boundary
+// after its blocking call, the wake entry's pc.
 int64_t WokenNextPc(const Trace& trace, size_t wake, int thread) {
+  for (size_t i = wake + 1; i < trace.size(); ++i) {
+    const TraceEntry& e = trace[i];
+    if (e.thread != thread) continue;
+    if (e.kind == TraceKind::kSignalFrame) return trace[wake].pc;
+    if (e.kind == TraceKind::kStep || e.kind == TraceKind::kExit || e.kind == TraceKind::kKill) break;
+  }
   for (size_t i = wake + 1; i < trace.size(); ++i) {
     const TraceEntry& e = trace[i];
     if (e.thread != thread) continue;
@@ -141,6 +152,36 @@ int64_t WokenNextPc(const Trace& trace, size_t wake, int thread) {
     }
   }
   return -2;
+}
+
+// Joins each nanosleep run of a thread with the run that follows its wake
+// by the clock when nothing else happens in between (no other thread runs,
+// no event): on the kernel the thread sleeps and goes on by itself, the
+// sleep being the context switch the simulator makes of it (BlockRunning()),
+// and no tracer stop is needed at the wake. A sleep loop is then one run
+// instead of a stop, a /proc poll and a resume per iteration (each iteration
+// cost ~170 us: 50,000 of them before the step limit took 8.5 s).
+void JoinSleeps(Plan* plan) {
+  std::vector<PlanAction>& acts = plan->actions;
+  std::vector<PlanAction> out;
+  out.reserve(acts.size());
+  for (size_t i = 0; i < acts.size(); ++i) {
+    const PlanAction& a = acts[i];
+    PlanAction* last = out.empty() ? nullptr : &out.back();
+    if (a.kind == PlanAction::Kind::kWoken && !a.by_signal && last != nullptr &&
+        last->kind == PlanAction::Kind::kRun && last->blocks && last->arg == SYS_nanosleep &&
+        last->thread == a.thread && i + 1 < acts.size() && acts[i + 1].kind == PlanAction::Kind::kRun &&
+        acts[i + 1].thread == a.thread) {
+      const PlanAction& next = acts[++i];
+      last->steps += next.steps;
+      last->next_pc = next.next_pc;
+      last->blocks = next.blocks;
+      last->arg = next.arg;
+      continue;
+    }
+    out.push_back(a);
+  }
+  acts = std::move(out);
 }
 
 }  // namespace
@@ -241,6 +282,7 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
         run_end.resize(plan.actions.size() + 1, 0);
         run_end.back() = i;
         plan.actions.push_back(PlanAction{PlanAction::Kind::kWoken, e.thread, 0, -1, -2});
+        plan.actions.back().by_signal = e.a < 0 && e.b != 0;
         break;
       case TraceKind::kKill:
       case TraceKind::kAssertFail:
@@ -307,7 +349,16 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
       if (e.kind == TraceKind::kExit || e.kind == TraceKind::kKill) break;
     }
   }
+  JoinSleeps(&plan);
   return plan;
+}
+
+uint64_t RealSleeps(const Scenario& s, const Plan& plan) {
+  uint64_t n = 0;
+  for (const std::vector<uint32_t>& pcs : plan.pcs) {
+    for (uint32_t pc : pcs) n += s.program.code[pc].op == Op::kSleep ? 1 : 0;
+  }
+  return n;
 }
 
 // ---------------------------------------------------------------------------
@@ -425,6 +476,10 @@ void* Worker(void* arg) {
   SharedArea* sh = g_jit->shared();
   sh->tgid = getpid();
   syscall(SYS_membarrier, kMembarrierCmdRegisterPrivateExpeditedRseq, 0, 0);
+  // A nanosleep lasts its length plus the timer slack (50 us by default,
+  // hrtimer_nanosleep() -> current->timer_slack_ns); 1 ns makes a scenario's
+  // nanosecond sleeps last about as long as they say. Threads inherit it.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   const Scenario& s = g_jit->scenario();
   internal::InstallScenarioSignals(s, rseqmc_signal_entry);
   // The tracee has the scenario's threads and nothing else that holds an
@@ -604,6 +659,8 @@ class Session {
     resumed_plainly.assign(n_, false);
     asleep.assign(n_, false);
     woke.assign(n_, false);
+    held_signal.assign(n_, 0);
+    sleep_nr.assign(n_, -1);
     original_ = jit.options().original_code;
     original_aborts.assign(n_, 0);
     breakpoint.assign(n_, 0);
@@ -629,8 +686,16 @@ class Session {
   bool death_expected = false;  // the running plan action expects the process to die (kExpectDeath)
   std::vector<bool> asleep;     // put to sleep in the kernel by a `blocks` run; its next stop not yet seen
   std::vector<bool> woke;       // was asleep; its stop after waking was seen (at_pc is where)
+  // A woken thread stopped in a signal-delivery-stop (WokenNextPc): the
+  // signal it holds there (0 = none); Resume() hands it back to the kernel.
+  std::vector<int> held_signal;
+  std::vector<long> sleep_nr;  // the system call of each thread's latest `blocks` run
   std::optional<Verdict> open_end;  // Plan::open_end
 
+  // What one wait produced, after handling the stops that need no decision.
+  // kWoke: a thread that was asleep in the kernel stopped at its first
+  // boundary after waking (at_pc set, woke[t] set).
+  enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError, kWoke };
   // /proc/<tid>/stat's state letter of thread t ('S' asleep, 't' in a ptrace
   // stop, 'R' running), and the number of the system call it sleeps in
   // (/proc/<tid>/syscall; -1 when it runs or the file cannot be read).
@@ -652,17 +717,39 @@ class Session {
   // before it is seen (its stop is then collected as the woken thread's). The
   // thread needs microseconds to get there; the 2 s limit is a margin of
   // 1000 over what a loaded host (load 35) was seen to take for a wake-up.
+  //
+  // On its way there the thread may stop in the tracer's hands: a
+  // signal-delivery-stop (a signal pending when it was resumed, delivered
+  // before its first instruction), passed on as Next() would; a trap, which
+  // after a nanosleep is its stop after waking (collected as such), and
+  // after a futex_wait means the call returned.
   bool WaitAsleep(int t, long nr) {
+    sleep_nr[t] = nr;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (;;) {
       long in = -1;
       const char state = ProcState(t, &in);
       if (state == 'S' && in == nr) break;
       if (state != 'R' && state != 'S' && state != 'D') {
-        if (nr == SYS_nanosleep) break;
-        res_.divergence = s_.threads[t].name + " did not sleep in futex_wait on the kernel (the call returned; " +
-                          "the simulator has it wait)";
-        return false;
+        int st = 0;
+        const pid_t w = waitpid(tids[t], &st, __WALL | WNOHANG);
+        std::optional<Got> got;
+        if (w == tids[t]) {
+          int got_t = t;
+          got = OnStop(w, st, &got_t);
+          if (got == Got::kTrap && nr == SYS_nanosleep) {
+            woke[t] = true;  // slept and woke before /proc showed it
+            Log(s_.threads[t].name + " slept in the kernel (system call " + std::to_string(nr) + ") and woke");
+            return true;
+          }
+          if (got && got != Got::kTrap && got != Got::kDone) return false;
+        }
+        // Not yet reported to waitpid, or passed on: it goes on to its call.
+        if (got || (w != tids[t] && !(w == 0 && state == 't'))) {
+          res_.divergence = s_.threads[t].name + " did not sleep in futex_wait on the kernel (the call returned; " +
+                            "the simulator has it wait)";
+          return false;
+        }
       }
       if (std::chrono::steady_clock::now() > deadline) {
         Fail(s_.threads[t].name + " did not reach its sleep in system call " + std::to_string(nr) + " within 2 s");
@@ -678,10 +765,17 @@ class Session {
   // The plan's kWoken for t: waits for t's first stop after waking (other
   // woken threads' stops are kept for their own kWoken) and checks it is at
   // `next_pc` (-2: not checked). False if the run ends or diverged here.
-  bool CollectWoken(int t, int64_t next_pc) {
+  //
+  // `by_signal`: the simulation ends the sleep with a signal (-EINTR). A real
+  // nanosleep that ended first (the thread stopped at a trap, not at the
+  // signal's delivery) cannot be held that long: simulated time stands still
+  // while instructions run, the real clock does not. That run is a harness
+  // error, not a disagreement.
+  bool CollectWoken(int t, int64_t next_pc, bool by_signal) {
     while (!woke[t]) {
       int got_t = -1;
-      const Got got = Next(&got_t);
+      const std::optional<Got> got = NextOrStillAsleep(t, &got_t);
+      if (!got) return false;  // left asleep: res_.divergence says so
       if (got == Got::kWoke) continue;
       if (got == Got::kTrap || got == Got::kDone) {
         res_.divergence = s_.threads[got_t].name + " stopped while " + s_.threads[t].name + " was waking up";
@@ -689,6 +783,11 @@ class Session {
       return false;
     }
     woke[t] = false;
+    if (by_signal && sleep_nr[t] == SYS_nanosleep && held_signal[t] == 0) {
+      Fail(s_.threads[t].name + "'s nanosleep ended on the kernel before the signal that ends it in the " +
+           "simulation came (simulated time stands still while instructions run; the real clock does not)");
+      return false;
+    }
     Log(s_.threads[t].name + " woke and stopped at " + s_.program.DescribeIndex(static_cast<uint32_t>(at_pc[t])));
     if (next_pc >= 0 && at_pc[t] != next_pc) {
       res_.divergence = s_.threads[t].name + " woke and stopped at " +
@@ -697,6 +796,53 @@ class Session {
       return false;
     }
     return true;
+  }
+
+  // Next() for CollectWoken(t): a stop, or nullopt (with res_.divergence) when
+  // t, asleep in futex_wait, was not woken. The plan wakes it in a call that
+  // has returned (the waker's FUTEX_WAKE or tgkill, the tracer's tgkill):
+  // try_to_wake_up() has then made it runnable, 'R' in /proc, so it is
+  // reported at once when /proc still shows it asleep in futex_wait
+  // throughout kLeftAsleepMargin. The margin is not a wait for the wake (that
+  // is done): it keeps a woken thread that sleeps again on its way out of the
+  // call (a sleeping lock, a page fault) from passing for one left asleep,
+  // and is 1000 times what such a sleep takes. A nanosleep ends on the real
+  // clock; its end is waited for (the watchdog bounds it).
+  static constexpr auto kLeftAsleepMargin = std::chrono::milliseconds(20);
+  std::optional<Got> NextOrStillAsleep(int t, int* got_t) {
+    if (sleep_nr[t] != SYS_futex) return Next(got_t);
+    bool seen_asleep = false;  // in the latest polls without a break
+    std::chrono::steady_clock::time_point asleep_since{};
+    for (;;) {
+      int st = 0;
+      const pid_t w = waitpid(-1, &st, __WALL | WNOHANG);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        Fail("waitpid failed");
+        dead = true;
+        return Got::kError;
+      }
+      if (w > 0) {
+        if (const std::optional<Got> got = OnStop(w, st, got_t)) return got;
+        seen_asleep = false;
+        continue;
+      }
+      long in = -1;
+      const auto now = std::chrono::steady_clock::now();
+      if (ProcState(t, &in) == 'S' && in == SYS_futex) {
+        if (!seen_asleep) asleep_since = now;
+        seen_asleep = true;
+        if (now - asleep_since >= kLeftAsleepMargin) {
+          res_.divergence = s_.threads[t].name + " still sleeps in futex_wait on the kernel; the simulation has it " +
+                            "woken here (the kernel woke fewer threads)";
+          return std::nullopt;
+        }
+      } else {
+        seen_asleep = false;
+      }
+      timespec ts{0, 50 * 1000};
+      nanosleep(&ts, nullptr);
+    }
   }
 
   // Original-bytes mode (tracer.h): aborts counted at the abort_ip breakpoints,
@@ -786,6 +932,21 @@ class Session {
     breakpoint[t] = bp;
     return PokeDebugReg(tids[t], 7, dr7);
   }
+  // Resumes woken thread t from its signal-delivery-stop (held_signal[t]):
+  // the countdown is set where it stands (in its blocking call's code, the
+  // handler about to run counts down first) and the held signal is sent
+  // again and dropped from the stop, so that get_signal() dequeues it with any
+  // other pending one in the kernel's order (next_signal(): synchronous
+  // signals, then the lowest number), as the simulator delivers them when
+  // the thread runs. The blocking call was a context switch already, so
+  // there is no quiet resume to choose.
+  bool ResumeHeld(int t, user_regs_struct& regs, uint64_t steps) {
+    const int sig = held_signal[t];
+    held_signal[t] = 0;
+    regs.r14 = steps + 1;
+    if (syscall(SYS_tgkill, pid_, tids[t], sig) != 0) return false;
+    return ptrace(PTRACE_SETREGS, tids[t], nullptr, &regs) == 0 && ptrace(PTRACE_CONT, tids[t], nullptr, nullptr) == 0;
+  }
   // Resumes thread t at its boundary with `steps` instructions to run before
   // the next trap (huge = none): plainly (the stop counts as the preemption it
   // is) or quietly. Original-bytes mode: `steps` counts JIT instructions only
@@ -794,6 +955,7 @@ class Session {
     user_regs_struct regs;
     if (!Regs(tids[t], &regs)) return false;
     resumed_plainly[t] = plainly;
+    if (held_signal[t] != 0) return ResumeHeld(t, regs, steps);
     const uint64_t at = jit_.InstrAddress(static_cast<uint32_t>(at_pc[t]));
     regs.r14 = steps + 1;
     if (original_) {
@@ -928,10 +1090,6 @@ class Session {
     }
   }
 
-  // What one wait produced, after handling the stops that need no decision.
-  // kWoke: a thread that was asleep in the kernel stopped at its first
-  // boundary after waking (at_pc set, woke[t] set).
-  enum class Got { kTrap, kDone, kAssert, kDeath, kOther, kError, kWoke };
   // Runs thread t for one kRun action: resumes it (plainly if an event is
   // due) for leg.countdown JIT instructions; in original-bytes mode first to
   // the staging stop, then quietly on to the DR0 breakpoint (tracer.h).
@@ -1008,85 +1166,109 @@ class Session {
         dead = true;
         return Got::kError;
       }
-      if (WIFEXITED(st) || WIFSIGNALED(st)) {
-        NoteDeath(st);
-        return Got::kDeath;
-      }
-      if (!WIFSTOPPED(st)) continue;
-      const int sig = WSTOPSIG(st);
-      if ((st >> 16) != 0 || sig == SIGSTOP) {
-        ptrace(PTRACE_CONT, wt, nullptr, nullptr);
-        continue;
-      }
-      *t = ThreadOf(wt);
-      if (*t < 0) {
-        // The tracee's main thread: pass its signals on.
-        ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig == SIGTRAP ? 0 : sig)));
-        continue;
-      }
-      if (sig == SIGTRAP) {
-        user_regs_struct r2;
-        if (!Regs(wt, &r2)) {
-          Fail("PTRACE_GETREGS failed");
-          dead = true;
-          return Got::kError;
-        }
-        ++res_.stops;
-        if (original_ && jit_.InOriginalCode(r2.rip)) {
-          const std::optional<Got> got = OriginalTrap(*t, wt, r2);
-          if (got) return *got;
-          continue;
-        }
-        const uint64_t trap = r2.rip - 1;
-        if (trap == jit_.done_trap()) {
-          done[*t] = true;
-          return Got::kDone;
-        }
-        if (trap == jit_.assert_trap()) {
-          assert_failed = true;
-          return Got::kAssert;
-        }
-        const int idx = jit_.IndexOf(trap);
-        if (idx < 0 || jit_.InstrAddress(static_cast<uint32_t>(idx)) + 5 != trap) {
-          res_.divergence = s_.threads[*t].name + " trapped at " + Hex(trap) + ", not at an IR boundary";
-          return Got::kOther;
-        }
-        at_pc[*t] = idx;
-        if (asleep[*t]) {
-          asleep[*t] = false;
-          woke[*t] = true;
-          return Got::kWoke;
-        }
-        return Got::kTrap;
-      }
-      // A signal-delivery-stop: deliver (handler or default action), or
-      // drop an ignored one without letting the stop count as a preemption.
-      if (Ignored(s_, sig)) {
-        // An ignored signal is no rseq event; its stop must neither add a
-        // preemption (a quiet resume) nor hide the event a plain resume is
-        // delivering (the signal stop comes before the rseq fix-up).
-        user_regs_struct r2;
-        if (!Regs(wt, &r2)) {
-          Fail("PTRACE_GETREGS failed");
-          dead = true;
-          return Got::kError;
-        }
-        // Outside JIT code (the thread's C++ wrapper) there is no section and
-        // the stack below rsp may be live (red zone): just continue.
-        if (resumed_plainly[*t] || !jit_.Contains(r2.rip)) {
-          ptrace(PTRACE_CONT, wt, nullptr, nullptr);
-          continue;
-        }
-        if (!ResumeQuiet(*t, r2, r2.rip)) {
-          Fail("suppressing an ignored signal failed");
-          dead = true;
-          return Got::kError;
-        }
-        continue;
-      }
-      Log("kernel delivers " + SignalName(sig) + " to " + s_.threads[*t].name);
-      ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+      if (const std::optional<Got> got = OnStop(wt, st, t)) return *got;
     }
+  }
+
+  // Handles wait status `st` of tracee thread `wt`: a stop that needs no
+  // decision (a ptrace event, a signal-delivery-stop to pass on or drop, an
+  // abort_ip breakpoint) is resumed and gives nullopt; otherwise what it is,
+  // with its thread in *t.
+  std::optional<Got> OnStop(pid_t wt, int st, int* t) {
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      NoteDeath(st);
+      return Got::kDeath;
+    }
+    if (!WIFSTOPPED(st)) return std::nullopt;
+    const int sig = WSTOPSIG(st);
+    if ((st >> 16) != 0 || sig == SIGSTOP) {
+      ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+      return std::nullopt;
+    }
+    *t = ThreadOf(wt);
+    if (*t < 0) {
+      // The tracee's main thread: pass its signals on.
+      ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig == SIGTRAP ? 0 : sig)));
+      return std::nullopt;
+    }
+    if (sig == SIGTRAP) {
+      user_regs_struct r2;
+      if (!Regs(wt, &r2)) {
+        Fail("PTRACE_GETREGS failed");
+        dead = true;
+        return Got::kError;
+      }
+      ++res_.stops;
+      if (original_ && jit_.InOriginalCode(r2.rip)) {
+        return OriginalTrap(*t, wt, r2);
+      }
+      const uint64_t trap = r2.rip - 1;
+      if (trap == jit_.done_trap()) {
+        done[*t] = true;
+        return Got::kDone;
+      }
+      if (trap == jit_.assert_trap()) {
+        assert_failed = true;
+        return Got::kAssert;
+      }
+      const int idx = jit_.IndexOf(trap);
+      if (idx < 0 || jit_.InstrAddress(static_cast<uint32_t>(idx)) + 5 != trap) {
+        res_.divergence = s_.threads[*t].name + " trapped at " + Hex(trap) + ", not at an IR boundary";
+        return Got::kOther;
+      }
+      at_pc[*t] = idx;
+      if (asleep[*t]) {
+        asleep[*t] = false;
+        woke[*t] = true;
+        return Got::kWoke;
+      }
+      return Got::kTrap;
+    }
+    // A signal-delivery-stop: deliver (handler or default action), or
+    // drop an ignored one without letting the stop count as a preemption.
+    if (Ignored(s_, sig)) {
+      // An ignored signal is no rseq event; its stop must neither add a
+      // preemption (a quiet resume) nor hide the event a plain resume is
+      // delivering (the signal stop comes before the rseq fix-up).
+      user_regs_struct r2;
+      if (!Regs(wt, &r2)) {
+        Fail("PTRACE_GETREGS failed");
+        dead = true;
+        return Got::kError;
+      }
+      // Outside JIT code (the thread's C++ wrapper) there is no section and
+      // the stack below rsp may be live (red zone): just continue.
+      if (resumed_plainly[*t] || !jit_.Contains(r2.rip)) {
+        ptrace(PTRACE_CONT, wt, nullptr, nullptr);
+        return std::nullopt;
+      }
+      if (!ResumeQuiet(*t, r2, r2.rip)) {
+        Fail("suppressing an ignored signal failed");
+        dead = true;
+        return Got::kError;
+      }
+      return std::nullopt;
+    }
+    const SignalSpec* spec = s_.FindSignal(sig);
+    if (asleep[*t] && spec != nullptr && spec->handler >= 0) {
+      // Woken to take a signal (WokenNextPc): the stop before its delivery
+      // is the boundary after the blocking call.
+      user_regs_struct r2;
+      if (!Regs(wt, &r2) || jit_.IndexOf(r2.rip) < 0) {
+        Fail("a woken thread's signal-delivery-stop is outside its code");
+        dead = true;
+        return Got::kError;
+      }
+      at_pc[*t] = jit_.IndexOf(r2.rip) + 1;
+      held_signal[*t] = sig;
+      asleep[*t] = false;
+      woke[*t] = true;
+      Log(s_.threads[*t].name + " woke to take " + SignalName(sig) + " (held at its signal-delivery-stop)");
+      return Got::kWoke;
+    }
+    Log("kernel delivers " + SignalName(sig) + " to " + s_.threads[*t].name);
+    ptrace(PTRACE_CONT, wt, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+    return std::nullopt;
   }
 
   // Ends the run: disarms the watchdog (from here on it has fired or never
@@ -1368,7 +1550,7 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
     const int t = a.thread;
     const std::string who = s.threads[t].name;
     if (a.kind == PlanAction::Kind::kWoken) {
-      if (!ss.CollectWoken(t, a.next_pc)) break;
+      if (!ss.CollectWoken(t, a.next_pc, a.by_signal)) break;
       continue;
     }
     if (a.kind != PlanAction::Kind::kRun) {

@@ -87,6 +87,8 @@ struct PlanAction {
   // waits until /proc shows it asleep in that system call, and a kWoken
   // action later collects its stop.
   bool blocks = false;
+  // kWoken: the simulator's wake is a signal's (the call returns -EINTR).
+  bool by_signal = false;
 };
 inline constexpr int64_t kExpectDeath = -3;
 
@@ -121,6 +123,9 @@ ExecutionResult SimulateForPlan(Simulator& sim, Scheduler& sched, Plan* plan);
 // or sent with tgkill) that the target thread had blocked when they came.
 Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<size_t>& injected,
               const std::vector<size_t>& blocked_signals = {});
+
+// The `sleep` instructions (real nanosleeps) the threads of `plan` execute.
+uint64_t RealSleeps(const Scenario& s, const Plan& plan);
 
 struct RealThread {
   bool exited = false;

@@ -18,6 +18,13 @@ int64_t KernelAbi::SysRestartableSequences(Machine&, int, int, uint64_t, uint64_
 }
 
 std::optional<AbiMismatch> KernelAbi::NotApplicable(const Scenario& s) const {
+  if (s.preemption == Preemption::kVoluntary) {
+    return AbiMismatch{s.preemption_loc,
+                       std::string("`preempt voluntary` is an option of the 2015 RFC's restart rule (only a "
+                                   "switch-out inside a region restarts); kernel ") +
+                           info().name + " has no such rule (reference/rfc2015.md)",
+                       "remove the `preempt` line, or run this scenario with --kernel rfc2015"};
+  }
   const Instr* rfc = FindRfc2015Use(s.program);
   if (rfc == nullptr) return std::nullopt;
   return AbiMismatch{rfc->loc,

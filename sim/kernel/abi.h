@@ -110,7 +110,8 @@ class KernelAbi {
   virtual int64_t SysRestartableSequences(Machine& m, int t, int op, uint64_t v1, uint64_t v2, uint64_t v3) const;
   // Why scenario `s` cannot run under this ABI (nullopt if it can): this
   // default rejects programs that use the 2015 RFC's system call, which no
-  // merged kernel has; rfc2015 rejects programs that use struct rseq. The
+  // merged kernel has, and `preempt voluntary` (an RFC restart option);
+  // rfc2015 rejects programs that use struct rseq. The
   // Machine throws it as an InputError (exit 2); `rseqmc check` without
   // --kernel skips such pairs.
   virtual std::optional<AbiMismatch> NotApplicable(const Scenario& s) const;
