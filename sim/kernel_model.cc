@@ -1,8 +1,13 @@
 #include "sim/kernel_model.h"
 
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
 
 namespace rseqmc {
 
@@ -51,6 +56,34 @@ KernelVersion DefaultKernelVersion(std::string* note) {
     if (note) *note = "running kernel " + std::string(u.release) + ": " + why + "; using 6.18";
   }
   return KernelVersion{};
+}
+
+bool RunningKernelOffers(KernelModel m) {
+  switch (m) {
+    case KernelModel::kRfc2015: {
+      // op 2 is no operation of the RFC's call: EINVAL if it exists. Probed
+      // in a child: a sandbox's seccomp filter may kill a caller of an
+      // unknown system call (SIGSYS, or SIGILL on some hosts).
+      static const bool offered = [] {
+        constexpr long kRestartableSequencesX8664 = 335;
+        const pid_t pid = fork();
+        if (pid == 0) {
+          const long r = syscall(kRestartableSequencesX8664, 2, 0, 0L, 0L, 0L);
+          _exit(r == -1 && errno == EINVAL ? 0 : 1);
+        }
+        int status = 0;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid) return false;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      }();
+      return offered;
+    }
+    default:
+      break;
+  }
+  std::ifstream sysctl("/proc/sys/kernel/rseq_ids_on_change");
+  int ids_on_change = 0;
+  if (sysctl >> ids_on_change && ids_on_change == 1) return m == KernelModel::k619;
+  return m == DefaultKernelVersion().model;
 }
 
 const char* KernelModelName(KernelModel m) {

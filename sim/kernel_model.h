@@ -53,6 +53,15 @@ std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::st
 // *note says why).
 KernelVersion DefaultKernelVersion(std::string* note = nullptr);
 
+// Whether the running kernel has the semantics of ABI `m`. Normally only its
+// release's (DefaultKernelVersion). The patched kernel that kernel/qemu/run
+// boots (kernel/patches/) also has: 6.19's ID policy instead of 6.0's while
+// /proc/sys/kernel/rseq_ids_on_change reads 1 (patch 0002), and the 2015
+// RFC's restartable_sequences(), x86-64 system call 335 (patch 0001; probed
+// with an unknown op, which it refuses with EINVAL where other kernels give
+// ENOSYS).
+bool RunningKernelOffers(KernelModel m);
+
 // "4.18-5.19 legacy", "6.0-6.18 legacy", "6.19 rework".
 const char* KernelModelName(KernelModel m);
 

@@ -1216,5 +1216,114 @@ TEST(CrosscheckCli, PrintedNamesAreBuiltinNames) {
   EXPECT_NE(res.out.find("\"scenario\":\"buggy/store_before_commit\""), std::string::npos) << res.out;
 }
 
+// tcmalloc_cached_slabs keeps a mark in cpu_id_start. Under a legacy model
+// the tracer's stops (switch-outs that rewrite the field) make it
+// incomparable; under 6.19, which writes the IDs only when the CPU changed,
+// they rewrite nothing, so the 6.19 counterexample is forced and compared.
+// Only a kernel with 6.19's ID policy (the QEMU guest with
+// kernel.rseq_ids_on_change=1) fails it the same way; a legacy kernel
+// rewrites the mark and leaves the 6.19 model's path.
+TEST(Crosscheck, CpuIdStartScenarioIsComparedUnderTheSixNineteenModel) {
+  Scenario s = Builtin("tcmalloc_cached_slabs");
+  SKIP_IF_NO_HARNESS(s);
+  EXPECT_FALSE(AbiFor(KernelModel::kLegacy418).WritesIdsOnlyWhenChanged());
+  EXPECT_FALSE(AbiFor(KernelModel::kLegacy60).WritesIdsOnlyWhenChanged());
+  EXPECT_TRUE(AbiFor(KernelModel::k619).WritesIdsOnlyWhenChanged());
+  ExploreOptions eo;
+  eo.bounds.max_events = 1;
+  eo.run.kernel = {KernelModel::k619, "6.19"};
+  ExploreResult er = Explore(s, eo);
+  ASSERT_TRUE(er.failure.has_value());
+  ASSERT_EQ(er.failure->verdict, Verdict::kPropertyFailed);
+  CrosscheckOptions o;
+  o.samples = 0;
+  o.kernel = eo.run.kernel;
+  o.schedule = EncodeSchedule(s, er.failure->schedule);
+  CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.skipped, "");
+  EXPECT_EQ(r.compared + r.harness_errors, 1u);
+  if (RunningKernelOffers(KernelModel::k619)) {
+    EXPECT_EQ(r.disagreements, 0u);
+    EXPECT_EQ(r.failures_agreed, r.compared);
+  } else if (r.compared == 1) {
+    EXPECT_EQ(r.disagreements + r.flaky, 1u);
+    EXPECT_NE(r.note.find("disagreements are expected"), std::string::npos) << r.note;
+    ASSERT_EQ(r.details.size(), r.disagreements);
+    if (!r.details.empty()) {
+      EXPECT_NE(r.details[0].summary.find("control flow"), std::string::npos) << r.details[0].summary;
+    }
+  }
+  o.schedule.clear();
+  o.kernel = KernelVersion{};
+  EXPECT_NE(Crosscheck(s, o).skipped.find("takes its struct rseq's address"), std::string::npos);
+}
+
+// An agreement on a failing schedule is counted: the kernel reproduced the
+// planted bug (what the guest requires of buggy/ scenarios).
+TEST(Crosscheck, AgreedFailuresAreCounted) {
+  Scenario s = Builtin("buggy/store_before_commit");
+  SKIP_IF_NO_HARNESS(s);
+  CrosscheckOptions o;
+  o.samples = 0;
+  CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.disagreements, 0u);
+  EXPECT_GT(r.failures_agreed, 0u);
+  EXPECT_LT(r.failures_agreed, r.agreements);  // the default execution passes
+  EXPECT_NE(FormatReportJson(r).find("\"failures_agreed\":" + std::to_string(r.failures_agreed)), std::string::npos);
+}
+
+// An injected IPI is no event for a 2015-RFC program (the RFC has no
+// membarrier RSEQ command; rfc2015.cc IpiRseq() changes nothing): the plan
+// has no stop for it, which on the patched kernel would be a switch-out that
+// restarts a thread inside a region. The thread's run goes on through it.
+// (The guest saw exactly these schedules disagree before: 14 of 171 for
+// rfc2015_selftest, each with one IPI.) A preemption stays a stop.
+TEST(Crosscheck, InjectedIpiIsNoStopForARfcProgram) {
+  Scenario s = Builtin("rfc2015_selftest");
+  RunOptions ro;
+  ro.kernel = {KernelModel::kRfc2015, "rfc2015"};
+  auto actions_of = [&](const Schedule& schedule) {
+    Simulator sim(s, ro);
+    ReplayScheduler replay(schedule);
+    Plan plan;
+    const ExecutionResult r = SimulateForPlan(sim, replay, &plan);
+    EXPECT_EQ(r.verdict, Verdict::kPass);
+    std::map<PlanAction::Kind, int> n;
+    for (const PlanAction& a : plan.actions) ++n[a.kind];
+    return n;
+  };
+  // One IPI at w0's boundary before lock_cpu:start (inside lock_region).
+  std::map<PlanAction::Kind, int> ipi = actions_of(DecodeSchedule(s, "rsq1.m8-RzgIEARmAAgA"));
+  EXPECT_EQ(ipi[PlanAction::Kind::kIpi], 0);
+  EXPECT_EQ(ipi[PlanAction::Kind::kPreempt], 0);
+  EXPECT_EQ(ipi[PlanAction::Kind::kTouched], 0);
+  EXPECT_EQ(ipi[PlanAction::Kind::kRun], 2);
+  // The same scenario's default execution: the same two runs (w0, then w1).
+  std::map<PlanAction::Kind, int> none = actions_of(Schedule{});
+  EXPECT_EQ(none[PlanAction::Kind::kRun], 2);
+}
+
+// A scenario of another ABI is skipped with the reason, never run: the 2015
+// RFC self-test under 6.x, a struct rseq scenario under rfc2015; and on a
+// kernel without patch 0001's system call 335 (this host) the RFC's own
+// scenarios are skipped saying so, exit 77.
+TEST(CrosscheckCli, ScenariosOfAnotherAbiAreSkipped) {
+  testing::CliResult res = testing::RunCli({"crosscheck", "rfc2015_selftest", "--kernel", "6.0"});
+  EXPECT_EQ(res.code, 77) << res.out << res.err;
+  EXPECT_NE(res.out.find("skipped: not a program of the 6.0-6.18 legacy ABI: `rfc_region`"), std::string::npos)
+      << res.out;
+  res = testing::RunCli({"crosscheck", "percpu_counter", "--kernel", "rfc2015"});
+  EXPECT_EQ(res.code, 77) << res.out << res.err;
+  EXPECT_NE(res.out.find("skipped: not a program of the 2015 RFC ABI: `rseq_arm`"), std::string::npos) << res.out;
+  if (RunningKernelOffers(KernelModel::kRfc2015)) GTEST_SKIP() << "this kernel has the 2015 RFC's system call";
+  res = testing::RunCli({"crosscheck", "rfc2015_selftest", "buggy/rfc2015_cpu_read_outside", "--kernel", "rfc2015"});
+  EXPECT_EQ(res.code, 77) << res.out << res.err;
+  EXPECT_NE(res.out.find("rfc2015_selftest             deterministic skipped: the scenario calls the 2015 RFC's "
+                         "restartable_sequences(), which only a patched kernel has (system call 335"),
+            std::string::npos)
+      << res.out;
+  EXPECT_NE(res.out.find("0 scenarios cross-checked, 0 with disagreements, 2 skipped"), std::string::npos) << res.out;
+}
+
 }  // namespace
 }  // namespace rseqmc::harness

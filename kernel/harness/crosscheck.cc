@@ -17,6 +17,7 @@
 #include "kernel/harness/jit.h"
 #include "kernel/harness/tracer.h"
 #include "sim/builder.h"
+#include "sim/kernel/abi.h"
 #include "sim/machine.h"
 #include "sim/schedule.h"
 #include "sim/trace.h"
@@ -209,6 +210,16 @@ int64_t StoresIntoRseqIds(const Scenario& s, const ExecutionResult& r) {
   return -1;
 }
 
+// Whether the tracer's stops break the comparison of a scenario that stores
+// into its cpu_id_start/cpu_id (StoresIntoRseqIds): each stop is a switch-out,
+// after which a kernel of the compared ABI rewrites those fields unless it
+// writes them only when the CPU changed (6.19; on the patched guest kernel
+// kernel.rseq_ids_on_change=1, kernel/patches/0002). With one CPU, or one
+// thread, every switch of the simulator is a switch-out too.
+bool TracerStopsRewriteIds(const Scenario& s, const KernelVersion& kernel) {
+  return s.num_cpus > 1 && s.threads.size() > 1 && !AbiFor(kernel.model).WritesIdsOnlyWhenChanged();
+}
+
 // Whether execution `r` ran a membarrier_rseq while its thread was the
 // process's last live one: membarrier_private_expedited() then returns at
 // once (mm_users == 1), a state the harness's process (its own main thread
@@ -276,8 +287,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   auto compare_one = [&](Scheduler& sched) {
     Plan plan;
     ExecutionResult r = SimulateForPlan(sim, sched, &plan);
-    if (MembarrierOfALoneThread(s, r) ||
-        (s.num_cpus > 1 && s.threads.size() > 1 && StoresIntoRseqIds(s, r) >= 0)) {
+    if (MembarrierOfALoneThread(s, r) || (TracerStopsRewriteIds(s, o.kernel) && StoresIntoRseqIds(s, r) >= 0)) {
       ++rep.not_comparable;
       return;
     }
@@ -315,6 +325,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     std::string diff = CompareRuns(s, r, plan, real);
     if (diff.empty()) {
       ++rep.agreements;
+      if (r.verdict != Verdict::kPass) ++rep.failures_agreed;
       return;
     }
     // Re-run (up to kConfirmRuns times): a preemption by another process is
@@ -411,7 +422,9 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
   std::vector<uint32_t> len(s.threads.size(), 1);
   {
     Plan plan;
-    Simulator sim(s);
+    RunOptions ro;
+    ro.kernel = o.kernel;
+    Simulator sim(s, ro);
     ReplayScheduler base(Schedule{});
     SimulateForPlan(sim, base, &plan);
     for (size_t t = 0; t < s.threads.size(); ++t) len[t] = std::max<uint32_t>(1, static_cast<uint32_t>(plan.pcs[t].size()));
@@ -601,6 +614,12 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
       return rep;
     }
   }
+  if (const std::optional<AbiMismatch> no = AbiFor(o.kernel.model).NotApplicable(s)) {
+    // A scenario of another ABI (an RFC program under 6.x, a struct rseq
+    // one under rfc2015): the simulator cannot run it either.
+    rep.skipped = std::string("not a program of the ") + KernelModelName(o.kernel.model) + " ABI: " + no->message;
+    return rep;
+  }
   rep.skipped = HarnessUnavailableReason(s, /*need_ptrace=*/o.mode != CrosscheckMode::kStress);
   if (rep.skipped.empty() && o.mode != CrosscheckMode::kStress) {
     // The tracer takes every SIGTRAP for one of its own stops (int3).
@@ -626,9 +645,13 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
     // rseq_addr is fine (the imported librseq code). With one CPU every
     // switch is a preemption on both sides. Decided on the default
     // execution; another execution that stores there is not compared
-    // (StoresIntoRseqIds in RunDeterministic).
-    if (rep.skipped.empty() && s.num_cpus > 1 && s.threads.size() > 1) {
-      Simulator sim(s, RunOptions{});
+    // (StoresIntoRseqIds in RunDeterministic). Under an ABI that writes the
+    // IDs only when the CPU changed (6.19) a stop rewrites nothing, and the
+    // scenario is compared (TracerStopsRewriteIds).
+    if (rep.skipped.empty() && TracerStopsRewriteIds(s, o.kernel)) {
+      RunOptions ro;
+      ro.kernel = o.kernel;
+      Simulator sim(s, ro);
       ReplayScheduler base(Schedule{});
       Plan unused;
       const ExecutionResult r = SimulateForPlan(sim, base, &unused);
@@ -644,7 +667,7 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
   if (!rep.skipped.empty()) return rep;
   {
     const KernelVersion running = DefaultKernelVersion();
-    if (running.model != o.kernel.model) {
+    if (!RunningKernelOffers(o.kernel.model)) {
       rep.note = std::string("comparing the ") + KernelModelName(o.kernel.model) + " model with a " +
                  KernelRelease() + " kernel (" + KernelModelName(running.model) +
                  " semantics): disagreements are expected; --kernel defaults to the running kernel";
@@ -737,7 +760,9 @@ std::string FormatReportLine(const CrosscheckReport& r) {
       << Num(r.elapsed_s, 2) << " s";
     return o.str();
   }
-  o << " compared " << r.compared << ", agree " << r.agreements << ", disagree " << r.disagreements;
+  o << " compared " << r.compared << ", agree " << r.agreements;
+  if (r.failures_agreed) o << " (" << r.failures_agreed << " failing on both)";
+  o << ", disagree " << r.disagreements;
   if (r.flaky) o << ", flaky " << r.flaky << " (differed once, agreed on re-run)";
   if (r.harness_errors) o << ", harness errors " << r.harness_errors << " (runs not completed, not compared)";
   if (r.not_comparable) {
@@ -763,6 +788,7 @@ std::string FormatReportJson(const CrosscheckReport& r) {
   o << "{\"scenario\":" << JsonQuote(r.scenario) << ",\"mode\":" << JsonQuote(r.mode)
     << ",\"kernel_release\":" << JsonQuote(r.kernel_release) << ",\"kernel_model\":" << JsonQuote(r.kernel_model)
     << ",\"rseq_size\":" << r.rseq_size << ",\"rseq_registration\":" << JsonQuote(r.rseq_registration) << ",\"compared\":" << r.compared << ",\"agreements\":" << r.agreements
+    << ",\"failures_agreed\":" << r.failures_agreed
     << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky
     << ",\"harness_errors\":" << r.harness_errors
     << ",\"nothing_compared\":" << (ComparedNothing(r) ? "true" : "false")

@@ -94,6 +94,7 @@ struct CrosscheckReport {
   bool interrupted = false;
   uint64_t compared = 0;        // schedules (or runs) compared
   uint64_t agreements = 0;
+  uint64_t failures_agreed = 0;  // agreements whose verdict is a failure (assert, property, kill...): reproduced on the kernel
   uint64_t disagreements = 0;
   uint64_t flaky = 0;           // differed once, agreed when re-run (not counted as agreements)
   uint64_t harness_errors = 0;  // kernel runs the harness could not complete (not compared)
@@ -147,7 +148,7 @@ bool ComparedNothing(const CrosscheckReport& r);
 // One line per scenario: name, mode, compared, agreements, disagreements, coverage, time.
 std::string FormatReportLine(const CrosscheckReport& r);
 // One JSON object, one line (keys: scenario, mode, kernel_release, kernel_model,
-// rseq_size, compared, agreements, disagreements, flaky, harness_errors,
+// rseq_size, compared, agreements, failures_agreed, disagreements, flaky, harness_errors,
 // not_forceable, not_forceable_first (token: reason, or null),
 // nothing_compared (ComparedNothing()),
 // coverage, elapsed_s, runs_per_s, skipped, and for stress the stress figures,

@@ -42,6 +42,9 @@ std::atomic<bool> g_program_alive{false};
 constexpr int kRegOffCtxRec = offsetof(JitContext, rec);
 constexpr int kRegOffDepth = offsetof(JitContext, call_depth);
 constexpr int kRecOffAborts = offsetof(ThreadRecord, aborts);
+// The 2015 RFC's restartable_sequences() on the patched guest kernel
+// (kernel/patches/0001; 325, the RFC's number, is mlock2 on 6.1).
+constexpr int kRestartableSequencesX8664 = 335;
 constexpr int kRecOffExited = offsetof(ThreadRecord, exited);
 constexpr int kRecOffTid = offsetof(ThreadRecord, tid);
 constexpr int kRecOffAssertFailed = offsetof(ThreadRecord, assert_failed);
@@ -318,6 +321,8 @@ void JitProgram::Compile() {
   for (const CsDescriptor& d : p.descriptors) stub_of[d.abort] = 1;
 
   std::vector<Xbyak::Label> L(n + 1);
+  // Block starts and abort stubs, for the addresses kRfcRegion passes.
+  std::vector<Xbyak::Label> block_label(n + 1), stub_label(n + 1);
   Xbyak::Label assert_trap, segv;
   block_addr_.assign(n + 1, 0);
   instr_addr_.assign(n + 1, 0);
@@ -428,11 +433,13 @@ void JitProgram::Compile() {
   for (uint32_t i = 0; i < n; ++i) {
     const Instr& in = p.code[i];
     block_addr_[i] = cur();
+    g.L(block_label[i]);
     if (stub_of[i] >= 0) {
       // Fallthrough from the previous block skips the stub (a `sig` block
       // jumps over it itself).
       if (i > 0 && p.code[i - 1].op != Op::kSig) g.jmp(L[i], Xbyak::CodeGenerator::T_SHORT);
       stub_addr[i] = cur();
+      g.L(stub_label[i]);
       g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
       g.inc(g.qword[g.rax + kRecOffAborts]);
     }
@@ -775,15 +782,39 @@ void JitProgram::Compile() {
         g.syscall();
         store_r0();
         break;
-      case Op::kRfcRegion:
+      case Op::kRfcRegion: {
+        // restartable_sequences(0, 0, start, end, restart) of the 2015 RFC
+        // (kernel/patches/0001, x86-64 number 335): the region is the x86
+        // range of its IR range [start, end), from the first instruction
+        // after the start block's countdown to the end's block; the restart
+        // address is the restart label's abort stub, which counts the
+        // restart as the simulator does (Machine::RestartTo) and runs on
+        // into the label's block.
+        const CsDescriptor& d = p.descriptors[in.target];
+        g.xor_(g.edi, g.edi);
+        g.xor_(g.esi, g.esi);
+        g.mov(g.rdx, L[d.start]);
+        g.mov(g.r10, block_label[std::min(d.post_commit, n)]);
+        g.mov(g.r8, stub_label[d.abort]);
+        g.mov(g.eax, kRestartableSequencesX8664);
+        g.syscall();
+        store_r0();
+        break;
+      }
       case Op::kRfcCpuPtr:
-        // The 2015 RFC's system call exists only in a patched kernel (the
-        // QEMU cross-check, kernel/README.md); this host's harness has none.
-        throw HarnessError(std::string("`") + OpName(in.op) +
-                           "` (the 2015 RFC's restartable_sequences) has no real-kernel counterpart on this host");
+        // restartable_sequences(1, 0, ptr): the data symbols are at the
+        // simulator's addresses, so the pointer is the IR value.
+        g.mov(g.edi, 1);
+        g.xor_(g.esi, g.esi);
+        load_arg(in, g.rdx);
+        g.mov(g.eax, kRestartableSequencesX8664);
+        g.syscall();
+        store_r0();
+        break;
     }
   }
   block_addr_[n] = cur();
+  g.L(block_label[n]);
   g.L(L[n]);
   instr_addr_[n] = cur();
   g.int3();  // running past the end of the code (the simulator kills with SIGSEGV)

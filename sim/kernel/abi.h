@@ -108,6 +108,14 @@ class KernelAbi {
   // address v3, op 1 sets t's CPU pointer to v1. Returns 0 or -errno; every
   // kernel without the RFC returns -ENOSYS (this default).
   virtual int64_t SysRestartableSequences(Machine& m, int t, int op, uint64_t v1, uint64_t v2, uint64_t v3) const;
+  // Does the exit to user space write cpu_id_start and cpu_id only when the
+  // CPU differs from the one last written (6.19: rseq_set_ids_get_csaddr()
+  // compares with task->rseq.ids), so that a value user space stored there
+  // survives a switch-out that leaves the thread on its CPU? Legacy kernels
+  // rewrite both on every notify-resume (kernel/rseq.c
+  // rseq_update_cpu_node_id()): this default. The real-kernel cross-check
+  // asks it because each of its ptrace stops is such a switch-out.
+  virtual bool WritesIdsOnlyWhenChanged() const { return false; }
   // Why scenario `s` cannot run under this ABI (nullopt if it can): this
   // default rejects programs that use the 2015 RFC's system call, which no
   // merged kernel has, and `preempt voluntary` (an RFC restart option);

@@ -53,6 +53,8 @@ class Abi619 final : public KernelAbi {
     return kInfo;
   }
   bool HasNodeAndMmCid() const override { return true; }
+  // rseq_exit_to_user_mode() -> rseq_set_ids_get_csaddr(): see below.
+  bool WritesIdsOnlyWhenChanged() const override { return true; }
 
   void RseqStartRegistered(Machine& m, int t, bool running) const override {
     SimThread& th = m.kthread(t);

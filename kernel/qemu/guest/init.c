@@ -10,10 +10,12 @@
  * COUNTER lines), then "PASS" or "FAIL", and powers the guest off. The
  * host reads the serial console.
  *
- *   rfc2015   /bin/rfc2015_test (patch 0001)
+ *   rfc2015   /bin/rfc2015_test (patch 0001), rseqmc crosscheck
+ *             --kernel rfc2015 of every built-in
  *   6.x       kernel.rseq_ids_on_change=0: the upstream rseq selftests,
- *             rseq_policy_test, rseqmc crosscheck of every built-in
- *   6.19      kernel.rseq_ids_on_change=1: the selftests, rseq_policy_test
+ *             rseq_policy_test, the tcmalloc_cached_slabs flip, rseqmc
+ *             crosscheck of every built-in (6.0 model)
+ *   6.19      kernel.rseq_ids_on_change=1: the same, crosscheck --kernel 6.19
  *   mmap      mmap_populate_test with vm.populate_yield_mmap_lock 0 and 1
  *
  * Kernel command line words key=value reach /init as its environment:
@@ -23,8 +25,11 @@
  * (iterations per thread of rfc2015_test, default 100000: at 20000 one
  * boot in about ten saw no restart),
  * rseqmc_policy_iters (of rseq_policy_test, default 2500000), rseqmc_reps
- * (-r of param_test, default 200), rseqmc_percpu_ops (1, the default,
- * runs basic_percpu_ops_test).
+ * (-r of param_test's default round, default 1000 as run_param_test.sh),
+ * rseqmc_inject (1, the default, runs its injection rounds),
+ * rseqmc_inject_reps and rseqmc_inject_loops (of those, default 10 and
+ * 1000), rseqmc_percpu_ops (1, the default, runs basic_percpu_ops_test);
+ * the last two only in the 6.x round.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +46,9 @@
 struct abi_result {
 	const char *abi;
 	long scenarios, schedules, disagreements, harness_errors;
+	/* buggy/ scenarios compared, and of them those with a failing
+	 * schedule on which the kernel agreed (the planted bug found). */
+	long planted, planted_found;
 	int crosschecked;
 	int passed, total;	/* self-tests */
 	int ok;
@@ -100,10 +108,15 @@ static void add_crosscheck(struct abi_result *r, const char *line)
 	r->schedules += compared;
 	r->disagreements += json_num(line, "disagreements");
 	r->harness_errors += json_num(line, "harness_errors");
+	if (!strncmp(name, "buggy/", 6) && compared) {
+		r->planted++;
+		r->planted_found += json_num(line, "failures_agreed") > 0;
+	}
 	model = model ? model + strlen("\"kernel_model\":\"") : "?\"";
-	printf("  crosscheck %.*s: model %.*s, compared %ld (single events %ld of %ld), disagreements %ld, flaky %ld, harness errors %ld, nothing compared %s, %.1f s\n",
+	printf("  crosscheck %.*s: model %.*s, compared %ld (failing on both %ld; single events %ld of %ld), disagreements %ld, flaky %ld, harness errors %ld, nothing compared %s, %.1f s\n",
 	       (int)strcspn(name, "\""), name, (int)strcspn(model, "\""), model,
-	       compared, (long)json_num(line, "single_events"),
+	       compared, (long)json_num(line, "failures_agreed"),
+	       (long)json_num(line, "single_events"),
 	       (long)json_num(line, "single_events_total"),
 	       (long)json_num(line, "disagreements"),
 	       (long)json_num(line, "flaky"),
@@ -133,10 +146,14 @@ static void add_counter(struct abi_result *r, const char *line)
 	}
 }
 
+/* The last line starting with '{' (a JSON report) that run() saw. */
+static char last_json[16384];
+
 /*
  * Runs argv with its output copied to the console, each line prefixed by
  * "  ". If @r is given, JSON lines of rseqmc crosscheck and the COUNTER
- * lines of self-tests are summed into it.
+ * lines of self-tests are summed into it. The last JSON line is kept in
+ * last_json.
  * Returns the exit status (128+signal when killed).
  */
 static int run(char *const argv[], struct abi_result *r)
@@ -163,7 +180,10 @@ static int run(char *const argv[], struct abi_result *r)
 	}
 	close(fd[1]);
 	out = fdopen(fd[0], "r");
+	last_json[0] = 0;
 	while (getline(&line, &cap, out) > 0) {
+		if (line[0] == '{')
+			snprintf(last_json, sizeof(last_json), "%s", line);
 		if (r && !strncmp(line, "{\"scenario\":\"", 13)) {
 			add_crosscheck(r, line);
 			continue;
@@ -185,18 +205,22 @@ static int run(char *const argv[], struct abi_result *r)
 static void selftest(struct abi_result *r, char *const argv[])
 {
 	r->total++;
-	if (run(argv, r) == 0)
+	if (run(argv, r) == 0) {
 		r->passed++;
+		return;
+	}
+	printf("  selftest: FAIL");
+	for (int i = 0; argv[i]; i++)
+		printf(" %s", argv[i]);
+	printf("\n");
 }
 
 /*
- * The upstream tools/testing/selftests/rseq programs: basic_test, the
- * default round of run_param_test.sh (without its loop/yield/kill/sleep
- * injection rounds) and, if @percpu_ops, basic_percpu_ops_test (200
- * threads spinning on per-CPU locks: about 5 minutes under TCG, so it
- * runs once per boot).
+ * One param_test run of each -T test, and one of param_test_compare_twice
+ * if @twice.
  */
-static void upstream_selftests(struct abi_result *r, int percpu_ops)
+static void param_round(struct abi_result *r, const char *reps,
+			char *const inject[], int twice_too)
 {
 	static const struct {
 		char *type;
@@ -204,23 +228,75 @@ static void upstream_selftests(struct abi_result *r, int percpu_ops)
 	} tests[] = { { "s", NULL }, { "l", NULL }, { "b", NULL },
 		      { "b", "-M" }, { "m", NULL }, { "m", "-M" },
 		      { "i", NULL }, { "r", NULL } };
-	char *reps = (char *)env("rseqmc_reps", "200");
 	char threads[16];
 
 	snprintf(threads, sizeof(threads), "%ld",
 		 6 * sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		for (int twice = 0; twice <= twice_too; twice++) {
+			char *argv[16] = {
+				twice ? "/bin/param_test_compare_twice"
+				      : "/bin/param_test",
+				"-T", tests[i].type, "-r", (char *)reps,
+				"-t", threads,
+			};
+			int n = 7;
+
+			if (tests[i].barrier)
+				argv[n++] = tests[i].barrier;
+			for (int k = 0; inject[k] && n < 15; k++)
+				argv[n++] = inject[k];
+			selftest(r, argv);
+		}
+	}
+}
+
+/*
+ * The upstream tools/testing/selftests/rseq programs: basic_test,
+ * param_test_benchmark, run_param_test.sh's rounds (param_test and
+ * param_test_compare_twice for -T s l b "b -M" m "m -M" i r): the default
+ * one at its 1000 repetitions, then its loop injection at each point -1..-9
+ * and its yield, kill and sleep injections (-7/-8/-9 with -m 4, 2 and 1),
+ * those with param_test only and only if @inject (288 programs, over a
+ * minute under TCG: once per kernel/qemu/run; the default round runs
+ * param_test_compare_twice too), with rseqmc_inject_reps repetitions
+ * (default 10) and
+ * rseqmc_inject_loops loops (default 1000; the script's 10000 loops at 1000
+ * repetitions would take hours under TCG); and, if @percpu_ops,
+ * basic_percpu_ops_test (200 threads spinning on per-CPU locks: minutes
+ * under TCG, so it runs once per kernel/qemu/run).
+ */
+static void upstream_selftests(struct abi_result *r, int percpu_ops,
+			       int inject)
+{
+	static char *const points[] = { "-1", "-2", "-3", "-4", "-5", "-6",
+					"-7", "-8", "-9" };
+	static char *const blocking[][4] = {
+		{ "-m", "4", "-y" }, { "-m", "2", "-y" }, { "-m", "1", "-y" },
+		{ "-m", "4", "-k" }, { "-m", "2", "-k" }, { "-m", "1", "-k" },
+		{ "-m", "4", "-s", "1" }, { "-m", "2", "-s", "1" },
+		{ "-m", "1", "-s", "1" } };
+	char *ireps = (char *)env("rseqmc_inject_reps", "10");
+	char *loops = (char *)env("rseqmc_inject_loops", "1000");
+
 	selftest(r, (char *[]){ "/bin/basic_test", NULL });
 	if (percpu_ops)
 		selftest(r, (char *[]){ "/bin/basic_percpu_ops_test", NULL });
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		for (int twice = 0; twice < 2; twice++) {
-			char *argv[] = {
-				twice ? "/bin/param_test_compare_twice"
-				      : "/bin/param_test",
-				"-T", tests[i].type, "-r", reps, "-t", threads,
-				tests[i].barrier, NULL
-			};
-			selftest(r, argv);
+	selftest(r, (char *[]){ "/bin/param_test_benchmark", "-T", "i",
+				"-r", "1000", NULL });
+	param_round(r, env("rseqmc_reps", "1000"), (char *[]){ NULL }, 1);
+	if (!inject)
+		return;
+	for (int p = 0; p < 9; p++)
+		param_round(r, ireps, (char *[]){ points[p], loops, NULL }, 0);
+	for (int b = 0; b < 9; b++) {
+		for (int p = 6; p < 9; p++) {
+			char *inject[8] = { points[p], "-1" };
+			int n = 2;
+
+			for (int k = 0; k < 4 && blocking[b][k]; k++)
+				inject[n++] = blocking[b][k];
+			param_round(r, ireps, inject, 0);
 		}
 	}
 }
@@ -243,28 +319,122 @@ static void print_result(const struct abi_result *r)
 	       r->ok);
 }
 
+/*
+ * tcmalloc_cached_slabs (tcmalloc issue 292) flips with the ID policy. The
+ * 6.19 model's counterexample (rseqmc check --kernel 6.19), forced on this
+ * kernel (rseqmc crosscheck --kernel 6.19 --schedule), must fail the same
+ * way with kernel.rseq_ids_on_change=1 and must not follow that model with
+ * 0, where the kernel rewrites cpu_id_start after every switch-out as 6.0
+ * does; with 0 a stress run (no ptrace: the tracer's stops would rewrite
+ * the mark) must pass, as the 6.0 model predicts. One self-test of @r.
+ */
+static void cached_slabs_flip(struct abi_result *r, int ids_on_change)
+{
+	char *check[] = { "/bin/rseqmc", "check", "tcmalloc_cached_slabs",
+			  "--kernel", "6.19", "--json", NULL };
+	char token[128], summary[256] = "-";
+	const char *p;
+	long compared, disagreed, failed;
+	int ok;
+
+	r->total++;
+	run(check, NULL);
+	p = strstr(last_json, "\"token\":\"");
+	if (!p) {
+		printf("  flip: FAIL: rseqmc check --kernel 6.19 gave no counterexample for tcmalloc_cached_slabs\n");
+		return;
+	}
+	p += strlen("\"token\":\"");
+	snprintf(token, sizeof(token), "%.*s", (int)strcspn(p, "\""), p);
+	run((char *[]){ "/bin/rseqmc", "crosscheck", "--json", "--kernel",
+			"6.19", "--schedule", token, "tcmalloc_cached_slabs",
+			NULL }, NULL);
+	compared = json_num(last_json, "compared");
+	disagreed = json_num(last_json, "disagreements");
+	failed = json_num(last_json, "failures_agreed");
+	p = strstr(last_json, "\"summary\":\"");
+	if (p) {
+		p += strlen("\"summary\":\"");
+		snprintf(summary, sizeof(summary), "%.*s",
+			 (int)strcspn(p, "\""), p);
+	}
+	if (ids_on_change)
+		ok = compared == 1 && disagreed == 0 && failed == 1;
+	else
+		ok = compared == 1 && disagreed == 1;
+	printf("  flip tcmalloc_cached_slabs ids_on_change=%d: the 6.19 model's counterexample %s forced on the kernel: %s (compared %ld, agreed failing %ld, disagreed %ld: %s)\n",
+	       ids_on_change, token,
+	       ids_on_change ? (ok ? "fails the same way, as the 6.19 model predicts"
+				   : "FAIL: not the 6.19 model's failure")
+			     : (ok ? "the kernel does not follow the 6.19 model (it rewrites cpu_id_start)"
+				   : "FAIL: expected the kernel to leave the 6.19 model"),
+	       compared, failed, disagreed, summary);
+	if (!ids_on_change) {
+		run((char *[]){ "/bin/rseqmc", "crosscheck", "--json", "--mode",
+				"stress", "--ops", "2000",
+				"tcmalloc_cached_slabs", NULL }, NULL);
+		p = strstr(last_json, "\"verdict\":\"");
+		printf("  flip tcmalloc_cached_slabs ids_on_change=0: stress run (6.0 model expects pass): %.*s\n",
+		       p ? (int)strcspn(p + 11, "\"") : 1, p ? p + 11 : "?");
+		ok = ok && p && !strncmp(p + 11, "pass\"", 5) &&
+		     json_num(last_json, "disagreements") == 0;
+	}
+	if (ok)
+		r->passed++;
+}
+
+/*
+ * One upstream-rseq ABI of the patched kernel: kernel.rseq_ids_on_change
+ * @policy ("0": 6.x, "1": 6.19's ID policy), the upstream selftests,
+ * rseq_policy_test, rseqmc crosscheck of every built-in against the
+ * matching model, and the tcmalloc_cached_slabs flip.
+ */
 static int upstream_abi(struct abi_result *r, const char *policy)
 {
 	char *iters = (char *)env("rseqmc_policy_iters", "2500000");
 	char *samples = (char *)env("rseqmc_samples", "20");
 	char *max_single = (char *)env("rseqmc_max_single_events", "0");
+	int on = !strcmp(policy, "1");
+	char *argv[] = { "/bin/rseqmc", "crosscheck", "--json",
+			 "--samples", samples, "--max-single-events",
+			 max_single, on ? "--kernel" : NULL, "6.19", NULL };
+	int rc;
 
 	if (write_sysctl("/proc/sys/kernel/rseq_ids_on_change", policy))
 		return 0;
-	upstream_selftests(r, !strcmp(policy, "0") &&
-			      !strcmp(env("rseqmc_percpu_ops", "1"), "1"));
+	upstream_selftests(r, !on && !strcmp(env("rseqmc_percpu_ops", "1"), "1"),
+			   !on && !strcmp(env("rseqmc_inject", "1"), "1"));
 	selftest(r, (char *[]){ "/bin/rseq_policy_test", iters, NULL });
-	if (!strcmp(policy, "0")) {
-		char *argv[] = { "/bin/rseqmc", "crosscheck", "--json",
-				 "--samples", samples, "--max-single-events",
-				 max_single, NULL };
-		int rc = run(argv, r);
-
-		r->crosschecked = 1;
-		if (rc != 0 || r->scenarios == 0 || r->disagreements)
-			return 0;
-	}
+	cached_slabs_flip(r, on);
+	rc = run(argv, r);
+	r->crosschecked = 1;
+	if (rc != 0 || r->scenarios == 0 || r->disagreements)
+		return 0;
 	return r->passed == r->total;
+}
+
+/*
+ * rseqmc crosscheck --kernel rfc2015 of the RFC's built-ins against patch
+ * 0001 (the others either use struct rseq, which the RFC lacks, or no rseq
+ * at all, and are cross-checked in the 6.x rounds):
+ * 0 disagreements, and every planted bug (buggy/rfc2015_cpu_read_outside)
+ * fails on the kernel as in the model on at least one schedule.
+ */
+static int rfc2015_crosscheck(struct abi_result *r)
+{
+	char *argv[] = { "/bin/rseqmc", "crosscheck", "--json", "--kernel",
+			 "rfc2015", "rfc2015_selftest",
+			 "buggy/rfc2015_cpu_read_outside", "--samples",
+			 (char *)env("rseqmc_samples", "20"),
+			 "--max-single-events",
+			 (char *)env("rseqmc_max_single_events", "0"), NULL };
+	int rc = run(argv, r);
+
+	r->crosschecked = 1;
+	printf("  crosscheck rfc2015: planted bugs found on the kernel %ld of %ld\n",
+	       r->planted_found, r->planted);
+	return rc == 0 && r->scenarios > 0 && !r->disagreements &&
+	       r->planted > 0 && r->planted_found == r->planted;
 }
 
 int main(void)
@@ -291,7 +461,7 @@ int main(void)
 	printf("init: %ld CPUs online\n", sysconf(_SC_NPROCESSORS_ONLN));
 
 	selftest(&rfc, (char *[]){ "/bin/rfc2015_test", iters, NULL });
-	rfc.ok = rfc.passed == rfc.total;
+	rfc.ok = rfc2015_crosscheck(&rfc) && rfc.passed == rfc.total;
 	v6.ok = upstream_abi(&v6, "0");
 	v619.ok = upstream_abi(&v619, "1");
 	write_sysctl("/proc/sys/kernel/rseq_ids_on_change", "0");
