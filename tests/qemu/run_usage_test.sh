@@ -24,4 +24,5 @@ expect_usage_error RSEQMC_QEMU_PERCPU_OPS=yes "RSEQMC_QEMU_PERCPU_OPS: 'yes' is 
 expect_usage_error RSEQMC_QEMU_SAMPLES=-1 "RSEQMC_QEMU_SAMPLES: '-1' is not a number"
 expect_usage_error RSEQMC_QEMU_MAX_SINGLE_EVENTS=all "RSEQMC_QEMU_MAX_SINGLE_EVENTS: 'all' is not a number"
 expect_usage_error RSEQMC_QEMU_TIMEOUT=0 "RSEQMC_QEMU_TIMEOUT: '0' is not a number of seconds"
+expect_usage_error RSEQMC_QEMU_MMAP_SEED_SMP=9 "RSEQMC_QEMU_MMAP_SEED_SMP: '9' is not 0..8"
 [[ $fails -eq 0 ]]

@@ -14,6 +14,11 @@
 // repetition's time is its slowest thread (the wall time of the parallel
 // part), as the seed reported.
 //
+// --lock-drops FILE (e.g. /proc/sys/vm/populate_mmap_lock_drops, the counter
+// of kernel patches 0003/0004 in the QEMU guest) reads that counter before
+// and after each repetition and records its growth in the lock_drops column
+// (empty without the option).
+//
 // Output: one CSV row per repetition on stdout (or --csv FILE), a progress
 // bar on stderr, and a summary line per cell (median, min, max).
 // Exit status: 0 ok, 1 an mmap failed or a child died, 2 bad usage.
@@ -49,6 +54,7 @@ struct Options {
   bool progress = true;
   std::string csv;
   std::string label = "host";
+  std::string lock_drops;  // a counter file to read around each repetition, or empty
 };
 
 const char* ModeName(Mode m) {
@@ -71,7 +77,7 @@ double Now() {
                "mmap_seed_bench: %s\n"
                "usage: mmap_seed_bench [--mode none|touch|populate|all] [--threads N[,N...]] [--maps M]\n"
                "                       [--size BYTES[K|M|G]] [--competitors K] [--reps R] [--thp]\n"
-               "                       [--csv FILE] [--label NAME] [--no-progress]\n",
+               "                       [--csv FILE] [--label NAME] [--lock-drops FILE] [--no-progress]\n",
                why);
   std::exit(2);
 }
@@ -141,6 +147,8 @@ Options Parse(int argc, char** argv) {
       o.csv = value();
     } else if (a == "--label") {
       o.label = value();
+    } else if (a == "--lock-drops") {
+      o.lock_drops = value();
     } else {
       Usage(("unknown argument " + a).c_str());
     }
@@ -270,6 +278,15 @@ void Progress(const Options& o, int done, int total, const char* what) {
   std::fflush(stderr);
 }
 
+// The number in the counter file @path; false if it cannot be read.
+bool ReadCounter(const std::string& path, long long* value) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return false;
+  const bool ok = std::fscanf(f, "%lld", value) == 1;
+  std::fclose(f);
+  return ok;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -285,8 +302,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mmap_seed_bench: cannot write %s: %s\n", o.csv.c_str(), std::strerror(errno));
     return 2;
   }
+  long long drops_before = 0;
+  if (!o.lock_drops.empty() && !ReadCounter(o.lock_drops, &drops_before)) {
+    std::fprintf(stderr, "mmap_seed_bench: --lock-drops %s: cannot read a number from it (%s); give the counter file"
+                 " of kernel patch 0004, e.g. /proc/sys/vm/populate_mmap_lock_drops\n",
+                 o.lock_drops.c_str(), std::strerror(errno));
+    return 2;
+  }
   std::fprintf(csv, "label,mode,threads,maps,size_bytes,competitors,thp,rep,slowest_s,fastest_s,"
-                    "competitor_calls,competitor_worst_ms\n");
+                    "competitor_calls,competitor_worst_ms,lock_drops\n");
   const int total = static_cast<int>(o.modes.size() * o.threads.size()) * o.reps;
   int done = 0, bad = 0;
   std::string summary;
@@ -298,15 +322,22 @@ int main(int argc, char** argv) {
         std::snprintf(what, sizeof what, "%s %d threads rep %d", ModeName(mode), nthreads, rep + 1);
         Progress(o, done, total, what);
         RepResult r;
-        if (!RunRepInChild(o, mode, nthreads, &r)) {
+        const bool ran = RunRepInChild(o, mode, nthreads, &r);
+        char drops[32] = "";  // empty: no --lock-drops
+        long long drops_after = 0;
+        if (!o.lock_drops.empty() && ReadCounter(o.lock_drops, &drops_after)) {
+          std::snprintf(drops, sizeof drops, "%lld", drops_after - drops_before);
+          drops_before = drops_after;
+        }
+        if (!ran) {
           std::fprintf(stderr, "\nmmap_seed_bench: %s: an mmap failed or the child died (memory? --size %zu x %d x %d)\n",
                        what, o.size, o.maps, nthreads);
           ++bad;
         } else {
           times.push_back(r.slowest);
-          std::fprintf(csv, "%s,%s,%d,%d,%zu,%d,%d,%d,%.6f,%.6f,%ld,%.3f\n", o.label.c_str(), ModeName(mode),
+          std::fprintf(csv, "%s,%s,%d,%d,%zu,%d,%d,%d,%.6f,%.6f,%ld,%.3f,%s\n", o.label.c_str(), ModeName(mode),
                        nthreads, o.maps, o.size, o.competitors, o.thp ? 1 : 0, rep, r.slowest, r.fastest,
-                       r.competitor_calls, r.competitor_worst * 1e3);
+                       r.competitor_calls, r.competitor_worst * 1e3, drops);
           std::fflush(csv);
         }
         ++done;

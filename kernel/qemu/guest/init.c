@@ -16,7 +16,11 @@
  *             rseq_policy_test, the tcmalloc_cached_slabs flip, rseqmc
  *             crosscheck of every built-in (6.0 model)
  *   6.19      kernel.rseq_ids_on_change=1: the same, crosscheck --kernel 6.19
- *   mmap      mmap_populate_test with vm.populate_yield_mmap_lock 0 and 1
+ *   mmap      mmap_populate_test with vm.populate_yield_mmap_lock 0 and 1;
+ *             if rseqmc_mmap_seed=1, mmap_seed_bench (tools/mmap-seed) with
+ *             the sysctl 0 and 1, each without and with one munmap
+ *             competitor: CSV rows labelled guest-off, guest-off+munmap,
+ *             guest-on, guest-on+munmap
  *
  * Kernel command line words key=value reach /init as its environment:
  * rseqmc_samples (crosscheck --samples, default 20),
@@ -29,7 +33,12 @@
  * rseqmc_inject (1, the default, runs its injection rounds),
  * rseqmc_inject_reps and rseqmc_inject_loops (of those, default 10 and
  * 1000), rseqmc_percpu_ops (1, the default, runs basic_percpu_ops_test);
- * the last two only in the 6.x round.
+ * the last two only in the 6.x round;
+ * rseqmc_mmap_seed (1 runs mmap_seed_bench,
+ * default 0), rseqmc_mmap_seed_size (its --size, default 4M: 4 threads x
+ * 10 maps x 4 MiB = 160 MiB stay mapped per repetition, which fits the
+ * guest's 512 MiB where the seed's 64 MiB would need 2.5 GiB),
+ * rseqmc_mmap_seed_reps (its --reps, default 3).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -437,6 +446,40 @@ static int rfc2015_crosscheck(struct abi_result *r)
 	       r->planted > 0 && r->planted_found == r->planted;
 }
 
+/*
+ * The seed experiment of issue 13 (/bin/mmap_seed_bench, 4 threads x 10
+ * maps) with vm.populate_yield_mmap_lock off and on, each without and with
+ * one munmap competitor thread; its CSV rows (with the lock-drop counter's
+ * growth per repetition) go to the console for kernel/qemu/run's table.
+ */
+static void mmap_seed(struct abi_result *r)
+{
+	static const char *const knob = "/proc/sys/vm/populate_yield_mmap_lock";
+	char *size = (char *)env("rseqmc_mmap_seed_size", "4M");
+	char *reps = (char *)env("rseqmc_mmap_seed_reps", "3");
+
+	for (int on = 0; on < 2; on++) {
+		if (write_sysctl(knob, on ? "1" : "0")) {
+			r->total++;
+			continue;
+		}
+		for (int comp = 0; comp < 2; comp++) {
+			char label[32];
+
+			snprintf(label, sizeof(label), "guest-%s%s",
+				 on ? "on" : "off", comp ? "+munmap" : "");
+			selftest(r, (char *[]){
+				"/bin/mmap_seed_bench", "--threads", "4",
+				"--maps", "10", "--size", size, "--reps", reps,
+				"--competitors", comp ? "1" : "0", "--label",
+				label, "--lock-drops",
+				"/proc/sys/vm/populate_mmap_lock_drops",
+				"--no-progress", NULL });
+		}
+	}
+	write_sysctl(knob, "0");
+}
+
 int main(void)
 {
 	struct abi_result rfc = { .abi = "rfc2015" };
@@ -467,6 +510,8 @@ int main(void)
 	write_sysctl("/proc/sys/kernel/rseq_ids_on_change", "0");
 	selftest(&mm, (char *[]){ "/bin/mmap_populate_test", "0", NULL });
 	selftest(&mm, (char *[]){ "/bin/mmap_populate_test", "1", NULL });
+	if (!strcmp(env("rseqmc_mmap_seed", "0"), "1"))
+		mmap_seed(&mm);
 	mm.ok = mm.passed == mm.total;
 
 	print_result(&rfc);
