@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""tools/mmap-seed/seed-table's CSV reading and table, from recorded CSVs (no QEMU, no benchmark run).
+
+guest.csv is the CSV kernel/qemu/run wrote in a -smp 4 guest (patched 6.1, 4 threads x 10 x 4 MiB,
+vm.populate_yield_mmap_lock off and on, without and with one munmap competitor); host.csv is a
+small host run. The expected values are computed by hand from those files.
+Usage: seed_table_test.py SEED_TABLE
+"""
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEED_TABLE = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "tools", "mmap-seed",
+                                                                     "seed-table")
+loader = importlib.machinery.SourceFileLoader("seed_table", SEED_TABLE)
+spec = importlib.util.spec_from_loader("seed_table", loader)
+st = importlib.util.module_from_spec(spec)
+loader.exec_module(st)
+GUEST = os.path.join(HERE, "guest.csv")
+HOST = os.path.join(HERE, "host.csv")
+
+
+# By hand from guest.csv: the lock_drops column summed per label (only populate drops).
+GUEST_ON_DROPS = 32 + 37 + 33
+GUEST_ON_MUNMAP_DROPS = 40 + 40 + 40
+# guest-off populate slowest_s of its three repetitions: 4.705211, 4.272856, 2.563576.
+GUEST_OFF_POPULATE = (4.272856, 2.563576, 4.705211)
+EXPECTED_TABLE = """\
+mode             seed 3.6.11         seed 3.7.1  seed 3.7.1+series  host                        guest-off                   guest-off+munmap            guest-on                    guest-on+munmap
+none                   0.001              0.001              0.001  0.000 [0.000..0.000]        0.001 [0.000..0.001]        0.100 [0.064..1.250]        0.000 [0.000..0.001]        0.018 [0.000..0.265]
+touch                  0.216              0.216              0.216  0.576 [0.576..0.576]        5.037 [4.939..6.166]        4.730 [3.423..6.045]        3.130 [1.627..5.372]        4.039 [3.484..5.985]
+populate               0.358              0.411              0.273  0.448 [0.448..0.448]        4.273 [2.564..4.705]        4.352 [1.473..4.737]        2.136 [1.243..3.512]        1.060 [1.049..1.676]
+host: 4 threads x 10 maps x 4 MiB
+guest-off: 4 threads x 10 maps x 4 MiB, lock drops none 0 / touch 0 / populate 0
+guest-off+munmap: 4 threads x 10 maps x 4 MiB, lock drops none 0 / touch 0 / populate 0
+guest-off+munmap: none, worst competitor mmap+munmap 164.2 ms
+guest-off+munmap: touch, worst competitor mmap+munmap 1952.2 ms
+guest-off+munmap: populate, worst competitor mmap+munmap 1368.1 ms
+guest-on: 4 threads x 10 maps x 4 MiB, lock drops none 0 / touch 0 / populate 102
+guest-on+munmap: 4 threads x 10 maps x 4 MiB, lock drops none 0 / touch 0 / populate 120
+guest-on+munmap: none, worst competitor mmap+munmap 64.8 ms
+guest-on+munmap: touch, worst competitor mmap+munmap 323.3 ms
+guest-on+munmap: populate, worst competitor mmap+munmap 476.5 ms
+"""
+
+
+def run(*args):
+    return subprocess.run([sys.executable, SEED_TABLE] + list(args), capture_output=True, text=True)
+
+
+class SeedTableTest(unittest.TestCase):
+    def test_guest_csv_columns(self):
+        columns = st.columns_by_label(st.read_csv(GUEST))
+        self.assertEqual([name for name, _ in columns],
+                         ["guest-off", "guest-off+munmap", "guest-on", "guest-on+munmap"])
+        for _, rows in columns:
+            self.assertEqual(len(rows), 9)  # 3 modes x 3 repetitions
+            self.assertTrue(all(r["lock_drops"] is not None for r in rows))
+        drops = {name: sum(r["lock_drops"] for r in rows) for name, rows in columns}
+        self.assertEqual(drops["guest-off"], 0)
+        self.assertEqual(drops["guest-off+munmap"], 0)
+        self.assertEqual(drops["guest-on"], GUEST_ON_DROPS)
+        self.assertEqual(drops["guest-on+munmap"], GUEST_ON_MUNMAP_DROPS)
+
+    def test_host_csv_has_no_lock_drops(self):
+        rows = st.read_csv(HOST)
+        self.assertEqual(len(rows), 3)
+        self.assertTrue(all(r["lock_drops"] is None for r in rows))
+
+    def test_table_from_recorded_csvs(self):
+        out = run("--from-csv", HOST, "--guest", GUEST)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, EXPECTED_TABLE)
+
+    def test_median_min_max(self):
+        rows = [r for r in st.read_csv(GUEST) if r["label"] == "guest-off"]
+        self.assertEqual(st.cell(rows, "populate"), GUEST_OFF_POPULATE)
+
+    def test_malformed_csv_names_file_line_column(self):
+        with open(GUEST) as f:
+            lines = f.read().splitlines()
+        fields = lines[3].split(",")
+        fields[8] = "slow"  # slowest_s
+        bad_line = ",".join(fields)
+        column = len(",".join(fields[:8])) + 2
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.csv")
+            with open(bad, "w") as f:
+                f.write("\n".join(lines[:3] + [bad_line] + lines[4:]) + "\n")
+            out = run("--from-csv", HOST, "--guest", bad)
+            self.assertEqual(out.returncode, 2)
+            self.assertEqual(out.stdout, "")
+            self.assertEqual(out.stderr, "seed-table: %s:4:%d: slowest_s is 'slow', not a number: fix the line or "
+                                         "re-run the benchmark\n" % (bad, column))
+            with open(bad, "w") as f:
+                f.write("label,mode\nguest-on,none\n")
+            out = run("--guest", bad, "--from-csv", HOST)
+            self.assertEqual(out.returncode, 2)
+            self.assertIn("%s:1:1: the header has no column 'threads'" % bad, out.stderr)
+            with open(bad, "w") as f:
+                f.write(lines[0] + "\n" + lines[1] + ",7\n")
+            out = run("--from-csv", HOST, "--guest", bad)
+            self.assertEqual(out.returncode, 2)
+            self.assertIn("%s:2:1: 14 fields where the header has 13" % bad, out.stderr)
+        out = run("--from-csv", HOST, "--guest", "/nonexistent/guest.csv")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("/nonexistent/guest.csv:1:1: cannot read it", out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
