@@ -24,12 +24,25 @@ std::string Hex(uint64_t v) {
 // from the stopped execution's.
 bool ExplorerLivelock(const Failure& f) { return f.verdict == Verdict::kLivelock; }
 
-ExecutionResult Replay(const Scenario& s, const RunOptions& run, const Schedule& schedule, bool trace) {
-  RunOptions o = run;
+// Replays `schedule` under `search`'s RunOptions; its oracle, if set, judges a
+// passing run as the explorer does (a message makes it kAssertFailed). `hash`
+// gets the trace hash from before the oracle's verdict, as Failure::trace_hash.
+ExecutionResult Replay(const Scenario& s, const ExploreOptions& search, const Schedule& schedule, bool trace,
+                       uint64_t* hash = nullptr) {
+  RunOptions o = search.run;
   o.record_trace = trace;
   Simulator sim(s, o);
   ReplayScheduler replay(schedule);
-  return sim.Run(replay);
+  ExecutionResult r = sim.Run(replay);
+  if (hash != nullptr) *hash = r.TraceHash();
+  if (r.verdict == Verdict::kPass && search.oracle) {
+    std::string why = search.oracle(r);
+    if (!why.empty()) {
+      r.verdict = Verdict::kAssertFailed;
+      r.message = std::move(why);
+    }
+  }
+  return r;
 }
 
 void CollectSymbols(const Expr& e, std::set<std::string>& out) {
@@ -47,27 +60,27 @@ bool IsComparison(const Expr& e) {
 }  // namespace
 
 Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& search, const Failure& failure) {
-  const RunOptions& run = search.run;
   Counterexample cx;
   const bool livelock = ExplorerLivelock(failure);
   const Verdict replay_verdict = failure.verdict;
 
   // Determinism self-check: the failing schedule, re-run, fails the same way.
-  const ExecutionResult again = Replay(s, run, failure.schedule, /*trace=*/false);
+  uint64_t again_hash = 0;
+  const ExecutionResult again = Replay(s, search, failure.schedule, /*trace=*/false, &again_hash);
   if (again.verdict != replay_verdict) {
     cx.deterministic = false;
     cx.determinism_problem = "the failing schedule replayed to verdict " + std::string(VerdictName(again.verdict)) +
                              ", not " + VerdictName(replay_verdict);
-  } else if (!livelock && again.TraceHash() != failure.trace_hash) {
+  } else if (!livelock && again_hash != failure.trace_hash) {
     cx.deterministic = false;
-    cx.determinism_problem = "the failing schedule replayed to trace hash " + Hex(again.TraceHash()) +
+    cx.determinism_problem = "the failing schedule replayed to trace hash " + Hex(again_hash) +
                              ", not the explored execution's " + Hex(failure.trace_hash);
   }
 
   cx.schedule = MinimizeEvents(s, failure.schedule, replay_verdict, search, &cx.stats);
   cx.token = EncodeSchedule(s, cx.schedule);
-  cx.run = Replay(s, run, cx.schedule, /*trace=*/true);
-  const ExecutionResult untraced = Replay(s, run, cx.schedule, /*trace=*/false);
+  cx.run = Replay(s, search, cx.schedule, /*trace=*/true);
+  const ExecutionResult untraced = Replay(s, search, cx.schedule, /*trace=*/false);
   if (cx.deterministic && (cx.run.verdict != replay_verdict || untraced.verdict != replay_verdict)) {
     cx.deterministic = false;
     cx.determinism_problem = "the minimised schedule replayed to verdict " + std::string(VerdictName(cx.run.verdict)) +
@@ -132,6 +145,7 @@ ExploreOptions FewerEventsSearch(const ExploreOptions& explored) {
   search.bounds = explored.bounds;
   search.run = explored.run;
   search.interrupt = explored.interrupt;
+  search.oracle = explored.oracle;  // a failure the oracle found must stay one
   search.max_executions = kFewerEventsBudget;
   return search;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -609,6 +610,176 @@ std::string DescribeLivelock(const Scenario& s, const ExecutionResult& r) {
     if (!cycle.empty()) out += ThreadName(s, static_cast<int>(t)) + " loops: " + cycle + "\n";
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------
+// The allocator oracle.
+
+namespace {
+
+// One place an object was found, for messages: "cache_slots[3] (cache 1)".
+struct Place {
+  std::string where;
+};
+
+class HeapCensus {
+ public:
+  HeapCensus(const Scenario& s, const ExecutionResult& r)
+      : s_(s), r_(r), objects_(static_cast<uint64_t>(Count("owner")) - 1), places_(objects_ + 1) {}
+
+  // Runs the rules of oracles.h in order; "" if all hold.
+  std::string Check() {
+    std::string why = Arena();
+    if (why.empty()) why = Caches();
+    if (why.empty()) why = SharedList();
+    if (why.empty()) why = Held();
+    if (why.empty()) why = Twice();
+    if (why.empty()) why = Lost();
+    return why;
+  }
+
+ private:
+  int64_t Count(const char* name) const {
+    const int i = s_.program.FindSymbol(name);
+    return i < 0 ? 0 : s_.program.symbols[static_cast<size_t>(i)].count;
+  }
+  uint64_t Value(const char* name, uint32_t index) const {
+    return static_cast<uint64_t>(r_.SymbolValue(s_, name, 0, index));
+  }
+  // Records `obj` found at `where`; an error for a value that is no object.
+  std::string Add(uint64_t obj, const std::string& where, const char* kind) {
+    if (obj == 0 || obj > objects_) {
+      return "allocator: " + where + " = " + std::to_string(obj) + " is within the " + kind +
+             "'s count but is no object (1.." + std::to_string(objects_) + ")";
+    }
+    places_[obj].push_back({where});
+    ++found_[kind];
+    return "";
+  }
+  static std::string Elem(const char* sym, uint64_t i) { return std::string(sym) + "[" + std::to_string(i) + "]"; }
+
+  std::string Arena() {
+    const uint64_t n = Value("arena_stack", 0);
+    if (n > objects_) {
+      return "allocator: arena count arena_stack[0] = " + std::to_string(n) + " is above its capacity " +
+             std::to_string(objects_);
+    }
+    for (uint64_t k = 1; k <= n; ++k) {
+      std::string why = Add(Value("arena_stack", static_cast<uint32_t>(k)), Elem("arena_stack", k), "arena");
+      if (!why.empty()) return why;
+    }
+    for (uint64_t obj = Value("arena_fresh", 0); obj >= 1 && obj <= objects_; ++obj) {
+      places_[obj].push_back({"arena_fresh (never handed out)"});
+      ++found_["arena"];
+    }
+    return "";
+  }
+
+  std::string Caches() {
+    const int64_t caches = Count("cache_count");
+    if (caches == 0) return "";
+    const uint64_t cap = static_cast<uint64_t>(Count("cache_slots") / caches);
+    for (int64_t k = 0; k < caches; ++k) {
+      const uint64_t n = Value("cache_count", static_cast<uint32_t>(k));
+      if (n > cap) {
+        return "allocator: cache " + std::to_string(k) + " count " + Elem("cache_count", k) + " = " +
+               std::to_string(n) + " is above its capacity " + std::to_string(cap);
+      }
+      for (uint64_t j = 0; j < n; ++j) {
+        const uint64_t slot = static_cast<uint64_t>(k) * cap + j;
+        std::string why = Add(Value("cache_slots", static_cast<uint32_t>(slot)),
+                              Elem("cache_slots", slot) + " (cache " + std::to_string(k) + ")", "cache");
+        if (!why.empty()) return why;
+      }
+    }
+    return "";
+  }
+
+  std::string SharedList() {
+    if (s_.program.FindSymbol("shared_head") < 0) return "";
+    uint64_t obj = Value("shared_head", 0) & 0xffffffffu;
+    uint64_t length = 0;
+    std::string from = "shared_head";
+    while (obj != 0) {
+      if (length == objects_) {
+        return "allocator: the shared list is longer than the " + std::to_string(objects_) + " objects (a cycle)";
+      }
+      std::string why = Add(obj, "the shared list (after " + from + ")", "cache");
+      if (!why.empty()) return why;
+      ++length;
+      from = "object " + std::to_string(obj);
+      obj = Value("obj_next", static_cast<uint32_t>(obj));
+    }
+    const uint64_t count = Value("shared_count", 0);
+    if (count != length) {
+      return "allocator: shared_count = " + std::to_string(count) + " but the shared list holds " +
+             std::to_string(length) + " objects";
+    }
+    return "";
+  }
+
+  std::string Held() {
+    for (int64_t k = 0; k < Count("held"); ++k) {
+      const uint64_t obj = Value("held", static_cast<uint32_t>(k));
+      if (obj == 0) continue;
+      std::string why = Add(obj, Elem("held", k) + " (thread " + std::to_string(k / 2) + ")", "held");
+      if (!why.empty()) return why;
+    }
+    return "";
+  }
+
+  std::string Twice() const {
+    for (uint64_t obj = 1; obj <= objects_; ++obj) {
+      if (places_[obj].size() < 2) continue;
+      std::string where;
+      for (size_t i = 0; i < places_[obj].size(); ++i) {
+        where += (i == 0 ? "" : i + 1 == places_[obj].size() ? " and " : ", ") + places_[obj][i].where;
+      }
+      return "allocator: object " + std::to_string(obj) + " is in " + std::to_string(places_[obj].size()) +
+             " places: " + where;
+    }
+    return "";
+  }
+
+  std::string Lost() const {
+    for (uint64_t obj = 1; obj <= objects_; ++obj) {
+      if (!places_[obj].empty()) continue;
+      uint64_t total = 0;
+      for (const auto& [kind, n] : found_) total += n;
+      return "allocator: object " + std::to_string(obj) +
+             " is lost: in no cache, not in the arena, held by no thread (" + std::to_string(total) + " of " +
+             std::to_string(objects_) + " objects found: arena " + std::to_string(Found("arena")) + ", caches " +
+             std::to_string(Found("cache")) + ", held " + std::to_string(Found("held")) + ")";
+    }
+    return "";
+  }
+  uint64_t Found(const std::string& kind) const {
+    auto it = found_.find(kind);
+    return it == found_.end() ? 0 : it->second;
+  }
+
+  const Scenario& s_;
+  const ExecutionResult& r_;
+  uint64_t objects_;
+  std::vector<std::vector<Place>> places_;  // by object
+  std::map<std::string, uint64_t> found_;   // objects found per kind: arena, cache, held
+};
+
+}  // namespace
+
+bool IsAllocatorScenario(const Scenario& s) {
+  for (const char* name : {"owner", "held", "arena_stack", "arena_fresh"}) {
+    if (s.program.FindSymbol(name) < 0) return false;
+  }
+  return true;
+}
+
+std::string CheckAllocatorHeap(const Scenario& s, const ExecutionResult& r) {
+  if (!IsAllocatorScenario(s)) {
+    throw std::invalid_argument("CheckAllocatorHeap: " + s.name +
+                                " does not declare the symbols of scenarios/alloc_common.rsqi");
+  }
+  return HeapCensus(s, r).Check();
 }
 
 }  // namespace rseqmc

@@ -13,13 +13,15 @@ const std::vector<std::pair<std::string_view, std::string_view>>& Files();
 namespace {
 
 constexpr std::string_view kSuffix = ".rsq";
+constexpr std::string_view kLibrarySuffix = ".rsqi";
 constexpr std::string_view kFolder = "scenarios/";
 
 std::vector<BuiltinScenario> MakeList() {
   std::vector<BuiltinScenario> list;
   for (const auto& [rel, text] : builtin_data::Files()) {
+    if (!rel.ends_with(kSuffix)) continue;  // an IR library (.rsqi): FindBuiltinLibrary
     std::string name(rel);
-    if (name.ends_with(kSuffix)) name.resize(name.size() - kSuffix.size());
+    name.resize(name.size() - kSuffix.size());
     list.push_back({name, std::string(kFolder) + std::string(rel), text});
   }
   std::stable_sort(list.begin(), list.end(), [](const BuiltinScenario& a, const BuiltinScenario& b) {
@@ -43,6 +45,15 @@ const BuiltinScenario* FindBuiltinScenario(std::string_view name) {
   if (name.ends_with(kSuffix)) name.remove_suffix(kSuffix.size());
   for (const BuiltinScenario& b : BuiltinScenarios()) {
     if (b.name == name) return &b;
+  }
+  return nullptr;
+}
+
+const std::string_view* FindBuiltinLibrary(std::string_view path) {
+  if (!path.starts_with(kFolder) || !path.ends_with(kLibrarySuffix)) return nullptr;
+  path.remove_prefix(kFolder.size());
+  for (const auto& [rel, text] : builtin_data::Files()) {
+    if (rel == path) return &text;
   }
   return nullptr;
 }

@@ -1,5 +1,5 @@
 // The built-in scenarios: every `.rsq` file under scenarios/ (planted bugs under
-// scenarios/buggy/), embedded in the library at build time by
+// scenarios/buggy/; the IR libraries they include are the `.rsqi` files), embedded in the library at build time by
 // scenarios/embed.cmake, so the `rseqmc` binary and the tests need no source tree.
 //
 // Example:
@@ -33,6 +33,12 @@ const std::vector<BuiltinScenario>& BuiltinScenarios();
 // with ".rsq" appended or with the "scenarios/" prefix of its path. Returns
 // nullptr if there is none.
 const BuiltinScenario* FindBuiltinScenario(std::string_view name);
+
+// The text of the built-in IR library at `path` ("scenarios/alloc_common.rsqi":
+// a `.rsqi` file under scenarios/, embedded like the scenarios, that scenarios
+// pull in with `include`), or nullptr if there is none. The text has static
+// storage.
+const std::string_view* FindBuiltinLibrary(std::string_view path);
 
 }  // namespace rseqmc
 

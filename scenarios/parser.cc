@@ -5,7 +5,9 @@
 #include "scenarios/parser.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <limits>
 #include <optional>
 #include <set>
@@ -14,6 +16,7 @@
 
 #include "import/elf_object.h"
 #include "import/lift.h"
+#include "scenarios/builtin.h"
 #include "scenarios/syntax.h"
 #include "sim/builder.h"
 #include "sim/diag.h"
@@ -50,18 +53,7 @@ int64_t Wrap(uint64_t bits) { return static_cast<int64_t>(bits); }
 class Parser {
  public:
   Parser(std::string_view text, std::string file, const std::map<std::string, int64_t>& defines)
-      : file_(std::move(file)), defines_(defines) {
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t nl = text.find('\n', start);
-      size_t end = nl == std::string_view::npos ? text.size() : nl;
-      std::string_view line = text.substr(start, end - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      lines_.push_back(line);
-      if (nl == std::string_view::npos) break;
-      start = nl + 1;
-    }
-  }
+      : file_(std::move(file)), defines_(defines), lines_(SplitLines(text)) {}
 
   Scenario ParseFile();
   Expr ParseLoneProperty(const std::vector<Constant>& constants);
@@ -73,6 +65,22 @@ class Parser {
   }
   std::string SourceLine(uint32_t line) const {
     return line >= 1 && line <= lines_.size() ? std::string(lines_[line - 1]) : "";
+  }
+
+  // The lines of `text` (views into it), without their `\n` or `\r\n`.
+  static std::vector<std::string_view> SplitLines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t nl = text.find('\n', start);
+      size_t end = nl == std::string_view::npos ? text.size() : nl;
+      std::string_view line = text.substr(start, end - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      lines.push_back(line);
+      if (nl == std::string_view::npos) break;
+      start = nl + 1;
+    }
+    return lines;
   }
 
   // --- lexer ----------------------------------------------------------------
@@ -156,6 +164,9 @@ class Parser {
   void ParseSignal(const Token& kw);
   void ParseExpect(const Token& kw);
   void ParseImport(const Token& kw);
+  void ParseInclude();
+  std::string ReadLibrary(const std::string& path, SourceLoc at);
+  void ForgetIncludedPositions(Scenario& s) const;
   void Finish();
 
   // --- instruction operands ----------------------------------------------------
@@ -214,6 +225,9 @@ class Parser {
   std::vector<PendingProperty> properties_;
   std::vector<import::ImportedFunction> imported_;  // from `import` statements
   SourceLoc first_import_loc_;                      // the first `import` statement's file name
+  std::vector<std::unique_ptr<std::string>> library_texts_;  // texts of `include`d libraries (lines_ views)
+  bool including_ = false;                                   // parsing an `include`d library
+  std::set<std::string> included_functions_;                 // functions an included library defines
 };
 
 // ---------------------------------------------------------------------------
@@ -542,6 +556,7 @@ Scenario Parser::ParseFile() {
   try {
     Scenario s = b_->Build();
     import::FinishImport(imported_, s);
+    ForgetIncludedPositions(s);
     return s;
   } catch (const import::ImportError& e) {
     // ImportFunctions already applied each file's relocations at its import
@@ -566,7 +581,7 @@ void Parser::Statement() {
   static const std::vector<std::string> kStatements = {"scenario", "description", "cpus",   "nodes",   "const",
                                                        "var",      "percpu",      "scratch", "func",   "thread",
                                                        "signal",   "property",    "expect",   "import",
-                                                       "preempt"};
+                                                       "preempt",  "include"};
   static const std::set<std::string> kOnce = {"scenario", "description", "cpus", "nodes", "preempt"};
   if (kOnce.count(word)) {
     auto [it, inserted] = statement_lines_.emplace(word, kw.loc.line);
@@ -635,6 +650,8 @@ void Parser::Statement() {
     ParseExpect(kw);
   } else if (word == "import") {
     ParseImport(kw);
+  } else if (word == "include") {
+    ParseInclude();
   } else {
     std::string hint = DidYouMean(word, kStatements);
     if (hint.empty() && syntax::LookupMnemonic(word)) hint = "instructions go inside `func NAME` ... `end`";
@@ -684,6 +701,74 @@ void Parser::ParseImport(const Token& kw) {
           !e.hint().empty() ? e.hint()
                             : "`rseqmc import " + path +
                                   "` lists what can be imported; import/lift.h lists the supported instructions");
+  }
+}
+
+// include "FILE": parses the statements of the IR library FILE (relative to
+// the including file's folder; a built-in scenario's library is the embedded
+// one when the file is not on disk) as if they stood here. Errors inside it
+// name FILE and its line; its instructions keep no line number afterwards
+// (Scenario positions are lines of the scenario's own file), so messages name
+// them by function and label.
+void Parser::ParseInclude() {
+  if (Peek().kind != Tok::kString) {
+    Error(Peek().loc, "expected the library file name as a string after `include`, found " + Describe(Peek()),
+          "include \"alloc_common.rsqi\"");
+  }
+  const Token& file_tok = Next();
+  const SourceLoc at = file_tok.loc;
+  std::string path = file_tok.str;
+  ExpectEnd("the library file name");
+  if (including_) Error(at, "an included library cannot include another", "include every library from the scenario");
+  const size_t slash = file_.rfind('/');
+  if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_.substr(0, slash + 1) + path;
+  path = std::filesystem::path(path).lexically_normal().string();
+  library_texts_.push_back(std::make_unique<std::string>(ReadLibrary(path, at)));
+  std::string saved_file = std::exchange(file_, path);
+  std::vector<std::string_view> saved_lines = std::exchange(lines_, SplitLines(*library_texts_.back()));
+  const uint32_t saved_line = line_;
+  including_ = true;
+  const size_t first_symbol = symbols_.size();
+  const size_t first_scratch = scratch_.size();
+  static const std::set<std::string_view> kLibraryStatements = {"const", "var", "percpu", "scratch", "func",
+                                                                          "signal"};
+  for (uint32_t n = 1; n <= lines_.size(); ++n) {
+    LexLine(n);
+    if (toks_.empty()) continue;
+    if (Peek().kind == Tok::kIdent && !kLibraryStatements.count(Peek().text)) {
+      Error(Peek().loc, "a library holds only `const`, `var`, `percpu`, `scratch`, `func` and `signal` statements",
+            "write `" + std::string(Peek().text.substr(0, 20)) + "` in the including scenario");
+    }
+    Statement();
+    n = line_;
+  }
+  // Checks after parsing report positions in the scenario's own file.
+  for (size_t k = first_symbol; k < symbols_.size(); ++k) symbols_[k].second = {};
+  for (size_t k = first_scratch; k < scratch_.size(); ++k) scratch_[k].second = {};
+  including_ = false;
+  file_ = std::move(saved_file);
+  lines_ = std::move(saved_lines);
+  line_ = saved_line;
+  toks_.clear();
+  pos_ = 0;
+}
+
+std::string Parser::ReadLibrary(const std::string& path, SourceLoc at) {
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in.bad()) return text.str();
+  }
+  if (const std::string_view* builtin = FindBuiltinLibrary(path)) return std::string(*builtin);
+  Error(at, "cannot read library '" + path + "'", "the path is relative to the including file's folder");
+}
+
+void Parser::ForgetIncludedPositions(Scenario& s) const {
+  for (Function& f : s.program.functions) {
+    if (!included_functions_.count(f.name)) continue;
+    f.loc = {};
+    for (uint32_t pc = f.first; pc < f.first + f.count; ++pc) s.program.code[pc].loc = {};
   }
 }
 
@@ -788,6 +873,7 @@ void Parser::ParseFunc(const Token& kw) {
   const SourceLoc name_loc = name_tok.loc;
   ExpectEnd("the function name");
   FunctionBuilder& f = b_->Func(name, name_loc);
+  if (including_) included_functions_.insert(name);
   const SourceLoc func_loc = kw.loc;  // `kw` points into the token list, which the body's lines replace
   const uint32_t func_line = func_loc.line;
   for (uint32_t n = line_ + 1;; ++n) {

@@ -27,6 +27,7 @@
 #include <boost/program_options.hpp>
 
 #include "model/explorer.h"
+#include "model/oracles.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
@@ -344,6 +345,10 @@ class Checker {
     o.iterative = a_.iterative;
     o.interrupt = &g_interrupted;
     o.progress = [this, i](const ExploreProgress& p) { Progress(targets_[i].name, p); };
+    // The allocator family's census (scenarios/alloc_common.rsqi).
+    if (IsAllocatorScenario(targets_[i].scenario)) {
+      o.oracle = [&s = targets_[i].scenario](const ExecutionResult& r) { return CheckAllocatorHeap(s, r); };
+    }
     if (ckpt_) {
       o.snapshot_interval_s = kCheckpointIntervalS;
       o.snapshot = [this, i](const std::string& bytes) {

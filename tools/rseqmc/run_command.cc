@@ -12,6 +12,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "model/oracles.h"
 #include "model/counterexample.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
@@ -169,6 +170,14 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
   } else {
     RandomScheduler scheduler(seed);
     r = sim.Run(scheduler);
+  }
+  // The allocator family's census, as `check` judges it (model/oracles.h).
+  if (r.verdict == Verdict::kPass && IsAllocatorScenario(s)) {
+    std::string why = CheckAllocatorHeap(s, r);
+    if (!why.empty()) {
+      r.verdict = Verdict::kAssertFailed;
+      r.message = std::move(why);
+    }
   }
 
   const std::string token = EncodeSchedule(s, r.schedule);

@@ -1,0 +1,363 @@
+// The allocator family (issue 12, scenarios/alloc_*.rsq, scenarios/README.md
+// "The allocator family"):
+//   * `include` of IR libraries (.rsqi): errors name the library's file, line
+//     and column; a library may not hold threads, properties or includes;
+//     included code keeps no line of the scenario's file;
+//   * the allocator oracle (model/oracles.h CheckAllocatorHeap): a real final
+//     state passes; for each rule a broken copy of it fails with the exact
+//     message;
+//   * every variant passes exhaustive DPOR with one injected event, and the
+//     oracle agrees on every execution (exact execution counts are the
+//     explorer's goldens, tests/golden/explore_counts.txt);
+//   * every planted bug fails with the verdict it declares and its
+//     counterexample minimises to the golden number of injected events;
+//   * on this machine's kernel (kernel/harness), each merged-ABI planted bug's
+//     minimal counterexample forced with ptrace follows the simulated run and
+//     breaks the same rule: the bug is real, not a model artefact.
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel/harness/crosscheck.h"
+#include "kernel/harness/jit.h"
+#include "kernel/harness/tracer.h"
+#include "model/explorer.h"
+#include "model/minimize.h"
+#include "model/oracles.h"
+#include "scenarios/builtin.h"
+#include "scenarios/parser.h"
+#include "sim/diag.h"
+#include "sim/kernel/abi.h"
+#include "sim/schedule.h"
+#include "sim/simulator.h"
+
+namespace rseqmc {
+namespace {
+
+using harness::AsExecutionResult;
+using harness::CompareRuns;
+using harness::HarnessUnavailableReason;
+using harness::JitOptions;
+using harness::JitProgram;
+using harness::Plan;
+using harness::RealResult;
+using harness::RunPlan;
+using harness::SimulateForPlan;
+
+Scenario Builtin(const std::string& name) {
+  const BuiltinScenario* b = FindBuiltinScenario(name);
+  if (b == nullptr) throw std::runtime_error("no built-in scenario " + name);
+  return ParseScenario(b->text, b->path);
+}
+
+// The ABI a scenario runs under: rfc2015 for region programs, else the default.
+RunOptions RunFor(const Scenario& s) {
+  RunOptions run;
+  if (FindRfc2015Use(s.program) != nullptr) run.kernel = {KernelModel::kRfc2015, "rfc2015"};
+  return run;
+}
+
+ExecutionResult RunNoEvents(const Scenario& s) {
+  Schedule none;
+  ReplayScheduler replay(none);
+  Simulator sim(s, RunFor(s));
+  return sim.Run(replay);
+}
+
+void Poke(const Scenario& s, ExecutionResult& r, const std::string& sym, uint32_t index, uint64_t v) {
+  const int i = s.program.FindSymbol(sym);
+  ASSERT_GE(i, 0) << sym;
+  const uint64_t offset = s.program.symbols[static_cast<size_t>(i)].address - kDataBase + 8ull * index;
+  ASSERT_LE(offset + 8, r.memory.size());
+  std::memcpy(&r.memory[offset], &v, 8);
+}
+
+std::string InputErrorOf(const std::string& text, const std::string& file) {
+  try {
+    ParseScenario(text, file);
+  } catch (const InputError& e) {
+    return e.Format();
+  }
+  return "";
+}
+
+const std::vector<std::string>& Variants() {
+  static const std::vector<std::string> v = {"alloc_tcache",       "alloc_percpu_rseq", "alloc_percpu_rfc2015",
+                                             "alloc_percpu_mutex", "alloc_percpu_spin", "alloc_shared_cas",
+                                             "alloc_global_lock"};
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// include
+
+TEST(AllocInclude, EveryAllocBuiltinIsAVariantOrAPlantedBug) {
+  std::vector<std::string> found;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    if (b.name.starts_with("alloc_") || b.name.starts_with("buggy/alloc_")) found.push_back(b.name);
+  }
+  EXPECT_EQ(found, (std::vector<std::string>{"alloc_global_lock", "alloc_percpu_mutex", "alloc_percpu_rfc2015",
+                                             "alloc_percpu_rseq", "alloc_percpu_spin", "alloc_shared_cas",
+                                             "alloc_tcache", "buggy/alloc_aba_untagged",
+                                             "buggy/alloc_commit_before_copy", "buggy/alloc_flush_double_count",
+                                             "buggy/alloc_lock_released_early", "buggy/alloc_rfc2015_stale_cpu"}));
+  EXPECT_NE(FindBuiltinLibrary("scenarios/alloc_common.rsqi"), nullptr);
+  EXPECT_EQ(FindBuiltinLibrary("scenarios/alloc_common.rsq"), nullptr);
+  EXPECT_EQ(FindBuiltinScenario("alloc_common"), nullptr);
+}
+
+TEST(AllocInclude, IncludedCodeHasNoLineOfTheScenarioAndItsOwnCodeKeepsIts) {
+  const Scenario s = Builtin("alloc_percpu_rseq");
+  const int lib = s.program.FindFunction("rseq_push");
+  const int own = s.program.FindFunction("rseq_pop");
+  ASSERT_GE(lib, 0);
+  ASSERT_GE(own, 0);
+  const Function& push = s.program.functions[static_cast<size_t>(lib)];
+  const Function& pop = s.program.functions[static_cast<size_t>(own)];
+  EXPECT_EQ(s.program.code[push.first].loc.line, 0u);
+  EXPECT_EQ(s.program.code[pop.first].loc.line, 46u);  // `rseq_arm pop_cs`
+}
+
+TEST(AllocInclude, AMissingLibraryIsAnErrorAtTheInclude) {
+  EXPECT_EQ(InputErrorOf("scenario x\ninclude \"nowhere.rsqi\"\n", "/tmp/rseqmc_alloc_test/x.rsq"),
+            "/tmp/rseqmc_alloc_test/x.rsq:2:9: error: cannot read library '/tmp/rseqmc_alloc_test/nowhere.rsqi'\n"
+            "  include \"nowhere.rsqi\"\n"
+            "          ^\n"
+            "  hint: the path is relative to the including file's folder\n");
+}
+
+TEST(AllocInclude, AnErrorInsideALibraryNamesTheLibraryAndItsLine) {
+  // scenarios/alloc_common.rsqi uses constants the scenario must declare first
+  // (the built-in library: no scenarios/ folder below the test's directory).
+  EXPECT_EQ(InputErrorOf("scenario x\ninclude \"alloc_common.rsqi\"\n", "scenarios/x.rsq"),
+            "scenarios/alloc_common.rsqi:53:21: error: unknown constant 'CAP'\n"
+            "  const SLOT_BYTES = (CAP * 8)      # derived: bytes of one cache's slots\n"
+            "                      ^\n"
+            "  hint: declare it first with `const CAP = VALUE`\n");
+}
+
+TEST(AllocInclude, ALibraryHoldsNoThreadsNoPropertiesNoIncludes) {
+  const std::string dir = std::filesystem::path(::testing::TempDir()).lexically_normal().string();
+  for (const char* bad : {"thread t entry f\n", "property 1 == 1\n", "include \"y.rsqi\"\n"}) {
+    const std::string path = (std::filesystem::path(dir) / "alloc_test_lib.rsqi").string();
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(bad, f);
+    std::fclose(f);
+    const std::string e =
+        InputErrorOf("scenario x\ninclude \"alloc_test_lib.rsqi\"\n", (std::filesystem::path(dir) / "x.rsq").string());
+    EXPECT_EQ(e.substr(0, e.find('\n')),
+              path + ":1:1: error: a library holds only `const`, `var`, `percpu`, `scratch`, `func` and `signal` "
+                     "statements")
+        << bad;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The allocator oracle on real final states
+
+class AllocOracle : public ::testing::Test {
+ protected:
+  // alloc_percpu_rseq with no event: w0 runs both its rounds on CPU 0, then
+  // w1 on CPU 0 too. Round 1 of w0 carves object 1 from the arena and frees
+  // it into CPU 0's cache; every later round pops and pushes it again. At the
+  // end (NOBJ 4, CAP 1): cache 0 holds object 1, cache 1 nothing, the arena
+  // stack nothing, objects 2..4 were never carved.
+  void SetUp() override {
+    s_ = Builtin("alloc_percpu_rseq");
+    r_ = RunNoEvents(s_);
+    ASSERT_EQ(r_.verdict, Verdict::kPass) << r_.message;
+  }
+  uint64_t At(const std::string& sym, uint32_t i) const { return static_cast<uint64_t>(r_.SymbolValue(s_, sym, 0, i)); }
+  Scenario s_;
+  ExecutionResult r_;
+};
+
+TEST_F(AllocOracle, TheRealFinalStateHoldsEveryObjectOnce) {
+  EXPECT_EQ(At("arena_stack", 0), 0u);
+  EXPECT_EQ(At("arena_fresh", 0), 2u);
+  EXPECT_EQ(At("cache_count", 0), 1u);
+  EXPECT_EQ(At("cache_count", 1), 0u);
+  EXPECT_EQ(At("cache_slots", 0), 1u);
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_), "");
+}
+
+TEST_F(AllocOracle, ArenaCountAboveCapacity) {
+  Poke(s_, r_, "arena_stack", 0, 5);
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_), "allocator: arena count arena_stack[0] = 5 is above its capacity 4");
+}
+
+TEST_F(AllocOracle, CacheCountAboveCapacity) {
+  Poke(s_, r_, "cache_count", 1, 2);
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_), "allocator: cache 1 count cache_count[1] = 2 is above its capacity 1");
+}
+
+TEST_F(AllocOracle, ASlotWithinTheCountThatIsNoObject) {
+  Poke(s_, r_, "cache_slots", 0, 0);
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_),
+            "allocator: cache_slots[0] (cache 0) = 0 is within the cache's count but is no object (1..4)");
+}
+
+TEST_F(AllocOracle, AnObjectCachedAndInTheArenaIsTwice) {
+  Poke(s_, r_, "arena_stack", 0, 1);
+  Poke(s_, r_, "arena_stack", 1, 1);
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_),
+            "allocator: object 1 is in 2 places: arena_stack[1] and cache_slots[0] (cache 0)");
+}
+
+TEST_F(AllocOracle, AnObjectHeldAndCachedIsTwice) {
+  Poke(s_, r_, "held", 2, 1);
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_),
+            "allocator: object 1 is in 2 places: cache_slots[0] (cache 0) and held[2] (thread 1)");
+}
+
+TEST_F(AllocOracle, AnObjectNowhereIsLost) {
+  Poke(s_, r_, "cache_count", 0, 0);  // object 1 dropped from cache 0
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_),
+            "allocator: object 1 is lost: in no cache, not in the arena, held by no thread (3 of 4 objects found: "
+            "arena 3, caches 0, held 0)");
+}
+
+TEST_F(AllocOracle, NeverCarvedObjectsBelongToTheArena) {
+  Poke(s_, r_, "arena_fresh", 0, 1);  // object 1 never carved, yet cached
+  EXPECT_EQ(CheckAllocatorHeap(s_, r_),
+            "allocator: object 1 is in 2 places: arena_fresh (never handed out) and cache_slots[0] (cache 0)");
+}
+
+TEST(AllocOracleSharedList, CycleAndCountMismatchAreBroken) {
+  const Scenario s = Builtin("alloc_shared_cas");
+  ExecutionResult r = RunNoEvents(s);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+  ASSERT_EQ(CheckAllocatorHeap(s, r), "");
+  const uint64_t head = static_cast<uint64_t>(r.SymbolValue(s, "shared_head")) & 0xffffffffu;
+  ASSERT_EQ(r.SymbolValue(s, "shared_count"), 2);
+  const uint64_t second = static_cast<uint64_t>(r.SymbolValue(s, "obj_next", 0, static_cast<uint32_t>(head)));
+  ASSERT_NE(second, 0u);
+  ExecutionResult cycle = r;
+  Poke(s, cycle, "obj_next", static_cast<uint32_t>(second), head);
+  EXPECT_EQ(CheckAllocatorHeap(s, cycle), "allocator: the shared list is longer than the 4 objects (a cycle)");
+  ExecutionResult miscount = r;
+  Poke(s, miscount, "shared_count", 0, 1);
+  EXPECT_EQ(CheckAllocatorHeap(s, miscount), "allocator: shared_count = 1 but the shared list holds 2 objects");
+}
+
+TEST(AllocOracleShape, OnlyAllocatorScenariosAreJudged) {
+  const Scenario counter = Builtin("percpu_counter");
+  EXPECT_FALSE(IsAllocatorScenario(counter));
+  EXPECT_THROW(CheckAllocatorHeap(counter, RunNoEvents(counter)), std::invalid_argument);
+  for (const std::string& v : Variants()) EXPECT_TRUE(IsAllocatorScenario(Builtin(v))) << v;
+}
+
+// ---------------------------------------------------------------------------
+// Every variant checked; the oracle agrees on every execution
+
+TEST(AllocVariants, EachPassesWithOneEventAndTheOracleAgreesOnEveryExecution) {
+  for (const std::string& name : Variants()) {
+    SCOPED_TRACE(name);
+    const Scenario s = Builtin(name);
+    ExploreOptions o;
+    o.strategy = StrategyKind::kDpor;
+    o.bounds.max_events = 1;
+    o.run = RunFor(s);
+    uint64_t judged = 0;
+    o.oracle = [&](const ExecutionResult& r) {
+      ++judged;
+      return CheckAllocatorHeap(s, r);
+    };
+    const ExploreResult r = Explore(s, o);
+    EXPECT_TRUE(r.complete) << r.stop_reason;
+    EXPECT_FALSE(r.failure.has_value()) << (r.failure ? r.failure->message : "");
+    EXPECT_GT(judged, 0u);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Planted bugs
+
+struct PlantedBug {
+  std::string name;
+  uint32_t events;  // injected events of the minimal counterexample
+};
+
+TEST(AllocPlantedBugs, EachFailsAsDeclaredWithAMinimalCounterexample) {
+  const std::vector<PlantedBug> bugs = {
+      {"buggy/alloc_aba_untagged", 1},       {"buggy/alloc_commit_before_copy", 1},
+      {"buggy/alloc_flush_double_count", 0}, {"buggy/alloc_lock_released_early", 1},
+      {"buggy/alloc_rfc2015_stale_cpu", 1},
+  };
+  for (const PlantedBug& bug : bugs) {
+    SCOPED_TRACE(bug.name);
+    const Scenario s = Builtin(bug.name);
+    ExploreOptions o;
+    o.strategy = StrategyKind::kDpor;
+    o.bounds.max_events = 1;
+    o.iterative = true;
+    o.run = RunFor(s);
+    o.oracle = [&s](const ExecutionResult& e) { return CheckAllocatorHeap(s, e); };
+    const ExploreResult r = Explore(s, o);
+    ASSERT_TRUE(r.failure.has_value());
+    EXPECT_EQ(r.failure->verdict, s.expected);
+    MinimizeStats stats;
+    const Schedule min = MinimizeEvents(s, r.failure->schedule, r.failure->verdict, o, &stats);
+    EXPECT_EQ(min.NumEvents(), bug.events);
+    Simulator sim(s, o.run);
+    ReplayScheduler replay(min);
+    const ExecutionResult again = sim.Run(replay);
+    const std::string census = again.verdict == Verdict::kPass ? CheckAllocatorHeap(s, again) : "";
+    EXPECT_EQ(census.empty() ? again.verdict : Verdict::kAssertFailed, s.expected) << census;
+  }
+}
+
+// The verdict of a finished run as `rseqmc check` gives it: its own, or the
+// allocator oracle's (kAssertFailed) when it passed.
+Verdict JudgedVerdict(const Scenario& s, const ExecutionResult& r, std::string* why) {
+  if (r.verdict != Verdict::kPass) {
+    *why = r.message;
+    return r.verdict;
+  }
+  *why = CheckAllocatorHeap(s, r);
+  return why->empty() ? Verdict::kPass : Verdict::kAssertFailed;
+}
+
+// Named Crosscheck* so that ctest runs it alone (tests/CMakeLists.txt).
+TEST(CrosscheckAlloc, EachMinimalCounterexampleBreaksTheRealKernelRunToo) {
+  int bugs = 0;
+  for (const char* name : {"buggy/alloc_aba_untagged", "buggy/alloc_commit_before_copy",
+                           "buggy/alloc_flush_double_count", "buggy/alloc_lock_released_early"}) {
+    SCOPED_TRACE(name);
+    const Scenario s = Builtin(name);
+    const std::string unavailable = HarnessUnavailableReason(s.num_cpus);
+    if (!unavailable.empty()) GTEST_SKIP() << "real-kernel harness: " << unavailable;
+    ExploreOptions o;
+    o.bounds.max_events = 1;
+    o.iterative = true;
+    o.oracle = [&s](const ExecutionResult& e) { return CheckAllocatorHeap(s, e); };
+    const ExploreResult er = Explore(s, o);
+    ASSERT_TRUE(er.failure.has_value());
+    MinimizeStats stats;
+    const Schedule min = MinimizeEvents(s, er.failure->schedule, er.failure->verdict, o, &stats);
+    Simulator sim(s);
+    ReplayScheduler replay(min);
+    Plan plan;
+    const ExecutionResult simulated = SimulateForPlan(sim, replay, &plan);
+    std::string sim_why;
+    ASSERT_EQ(JudgedVerdict(s, simulated, &sim_why), s.expected);
+    JitProgram jit(s, JitOptions{});
+    RealResult real = RunPlan(jit, plan);
+    if (!CompareRuns(s, simulated, plan, real).empty()) real = RunPlan(jit, plan);  // a foreign preemption: once more
+    EXPECT_EQ(CompareRuns(s, simulated, plan, real), "");
+    std::string real_why;
+    EXPECT_EQ(JudgedVerdict(s, AsExecutionResult(s, real), &real_why), s.expected) << real.message;
+    EXPECT_EQ(real_why, sim_why);
+    ++bugs;
+  }
+  EXPECT_EQ(bugs, 4);
+}
+
+}  // namespace
+}  // namespace rseqmc
