@@ -487,7 +487,7 @@ TEST(Crosscheck, PlantedBugsFailOnTheKernelToo) {
     EXPECT_EQ(AsExecutionResult(s, real).verdict, s.expected) << real.message;
     ++bugs;
   }
-  EXPECT_EQ(bugs, 8);
+  EXPECT_EQ(bugs, 7);
 }
 
 // The per-mm_cid counter on this kernel (6.18): the kernel's concurrency IDs

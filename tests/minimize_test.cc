@@ -36,7 +36,7 @@ const std::map<std::string, Golden>& Goldens() {
       {"buggy/commit_not_last", {1, 1}},   {"buggy/cpu_not_rechecked", {1, 2}},
       {"buggy/no_signature", {1, 1}},      {"buggy/stale_cpu_retry", {1, 2}},
       {"buggy/store_before_commit", {1, 1}}, {"buggy/abba_deadlock", {0, 1}},
-      {"buggy/abort_retry_livelock", {1, 1}}, {"buggy/mm_cid_not_rechecked", {1, 2}},
+      {"buggy/abort_retry_livelock", {1, 1}},
   };
   return g;
 }
