@@ -1369,6 +1369,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
   }
   if (res.stop_reason.empty()) res.stop_reason = "exhausted";
   res.distinct_outcomes = res.outcomes.size();
+  res.rule_sensitivity = sim.rule_sensitivity();
   res.elapsed_s = elapsed_before + std::chrono::duration<double>(Clock::now() - start).count();
   return res;
 }

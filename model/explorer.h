@@ -187,6 +187,11 @@ struct ExploreResult {
   uint32_t bound_level = 0;      // iterative: the events bound reached
   double elapsed_s = 0;          // including the time of the run a snapshot was resumed from
   uint64_t resumed_executions = 0;  // executions done before the snapshot this run resumed from
+  // The AbiRule bits (sim/kernel/abi.h) recorded by the executions of this
+  // run: an ABI that differs from the explored one in none of them would have
+  // run the same executions (`rseqmc check` shares the result). Not kept in a
+  // snapshot: a resumed run records only its own executions.
+  uint32_t rule_sensitivity = 0;
 };
 
 // Explores `s` with `o`. Throws InputError for a strategy that cannot handle

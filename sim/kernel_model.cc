@@ -14,10 +14,7 @@ namespace rseqmc {
 std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::string* why) {
   int major = 0, minor = 0;
   if (text == "rfc2015") return KernelVersion{KernelModel::kRfc2015, "rfc2015"};
-  if (text == "mm_cid") {
-    if (why) *why = "kernel model '" + text + "' is not implemented yet; supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
-    return std::nullopt;
-  }
+  if (text == "mm_cid") return KernelVersion{KernelModel::kMmCid, "mm_cid"};
   if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) != 2 || major < 0 || minor < 0) {
     if (why) *why = "cannot read kernel version '" + text + "'; expected MAJOR.MINOR such as 6.18 or 4.18";
     return std::nullopt;
@@ -28,8 +25,12 @@ std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::st
     v.model = KernelModel::kLegacy418;
     return v;
   }
-  if (major == 6 && minor <= 18) {
+  if (major == 6 && minor <= 2) {
     v.model = KernelModel::kLegacy60;
+    return v;
+  }
+  if (major == 6 && minor <= 18) {
+    v.model = KernelModel::kMmCid;
     return v;
   }
   if (major == 6 && minor == 19) {
@@ -38,11 +39,11 @@ std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::st
   }
   if (why) {
     if (major < 4 || (major == 4 && minor < 18)) {
-      *why = "kernel " + v.text + " has no rseq (merged in 4.18); supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
+      *why = "kernel " + v.text + " has no rseq (merged in 4.18); supported: rfc2015, 4.18..5.19, 6.0..6.2, 6.3..6.18 (mm_cid), 6.19";
     } else {
       *why = "kernel " + v.text +
              " is newer than the newest modelled ABI (6.19); use --kernel 6.19 if its kernel/rseq.c and "
-             "include/linux/rseq_entry.h are unchanged since; supported: rfc2015, 4.18..5.19, 6.0..6.18, 6.19";
+             "include/linux/rseq_entry.h are unchanged since; supported: rfc2015, 4.18..5.19, 6.0..6.2, 6.3..6.18 (mm_cid), 6.19";
     }
   }
   return std::nullopt;
@@ -89,7 +90,8 @@ bool RunningKernelOffers(KernelModel m) {
 const char* KernelModelName(KernelModel m) {
   switch (m) {
     case KernelModel::kLegacy418: return "4.18-5.19 legacy";
-    case KernelModel::kLegacy60: return "6.0-6.18 legacy";
+    case KernelModel::kLegacy60: return "6.0-6.2 legacy";
+    case KernelModel::kMmCid: return "6.3-6.18 legacy + mm_cid";
     case KernelModel::k619: return "6.19 rework";
     case KernelModel::kRfc2015: return "2015 RFC";
   }

@@ -1,16 +1,19 @@
 // Which Linux rseq semantics the simulator models (`--kernel VERSION`).
 //
 // Implemented:
-//   * kLegacy60  — "6.0".."6.18": legacy event mask, validation of the descriptor on
+//   * kLegacy60  — "6.0".."6.2": legacy event mask, validation of the descriptor on
 //     every evaluation with a non-zero rseq_cs, any NO_RESTART flag inside a section
-//     is SIGSEGV, IDs rewritten on every evaluation (reference §2.5, §2.6, §7 rules
-//     8, 13, 15, 18). This machine's kernel (6.18).
+//     is SIGSEGV, cpu_id_start/cpu_id rewritten on every evaluation (reference §2.5,
+//     §2.6, §7 rules 8, 13, 15, 18); struct rseq has no node_id/mm_cid yet.
+//   * kMmCid — "6.3".."6.18" (`--kernel mm_cid`): kLegacy60's rules plus node_id
+//     and mm_cid (6.3) written with the CPU IDs, mm_cid from a per-process
+//     concurrency-ID allocator (sim/kernel/abi_mm_cid.cc). This machine's kernel
+//     (6.18).
 //   * kLegacy418 — "4.18".."5.19": as above, but the NO_RESTART_ON_* flags of
 //     rseq->flags | rseq_cs->flags inhibit the restart for their event class
 //     (NO_RESTART_ON_SIGNAL without both others is EINVAL -> SIGSEGV), §2.9.
 // Granularity: each model stands for a range of versions and follows its
-// newest behaviour where the range differs: kLegacy60 writes node_id and
-// mm_cid (added in 6.3) also for 6.0-6.2; both models offer
+// newest behaviour where the range differs: the legacy models offer
 // MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (added in 5.10) and treat the process
 // as registered for it. Cross-checks record the exact running version.
 //   * k619 — "6.19": the rework (sim/kernel/abi_6_19.cc).
@@ -36,11 +39,12 @@ enum class KernelModel : uint8_t {
   kLegacy60 = 2,   // 6.0-6.18, sim/kernel/abi_6_0.cc
   k619 = 3,        // 6.19, sim/kernel/abi_6_19.cc
   kRfc2015 = 4,    // the Oct 2015 RFC (never merged), sim/kernel/rfc2015.cc
+  kMmCid = 5,      // 6.3-6.18 (node_id, mm_cid), sim/kernel/abi_mm_cid.cc
 };
-inline constexpr uint8_t kMaxKernelModel = 4;
+inline constexpr uint8_t kMaxKernelModel = 5;
 
 struct KernelVersion {
-  KernelModel model = KernelModel::kLegacy60;
+  KernelModel model = KernelModel::kMmCid;
   std::string text = "6.18";  // the version string it was chosen from
 };
 
@@ -62,7 +66,8 @@ KernelVersion DefaultKernelVersion(std::string* note = nullptr);
 // ENOSYS).
 bool RunningKernelOffers(KernelModel m);
 
-// "4.18-5.19 legacy", "6.0-6.18 legacy", "6.19 rework".
+// "4.18-5.19 legacy", "6.0-6.2 legacy", "6.3-6.18 legacy + mm_cid",
+// "6.19 rework", "2015 RFC".
 const char* KernelModelName(KernelModel m);
 
 }  // namespace rseqmc

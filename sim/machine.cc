@@ -101,6 +101,12 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
   // registration leaves it (IDs of the initial CPU, rule 3); unregistered ones
   // read cpu_id == -1 (RSEQ_CPU_ID_UNINITIALIZED).
   init_threads_.resize(s.threads.size());
+  for (const Instr& in : p.code) {
+    const bool id_load = in.op == Op::kRseqLoad && (static_cast<RseqField>(in.aux) == RseqField::kNodeId ||
+                                                    static_cast<RseqField>(in.aux) == RseqField::kMmCid);
+    if (id_load) node_cid_readable_ = true;  // loads through rseq_addr: NoteAreaRead
+  }
+  for (const ThreadSpec& ts : s.threads) node_cid_readable_ |= static_cast<bool>(ts.native);
   for (size_t t = 0; t < s.threads.size(); ++t) {
     const ThreadSpec& ts = s.threads[t];
     SimThread& th = init_threads_[t];
@@ -119,6 +125,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
       Store(area + kRseqOffCpuIdStart, th.cpu, 4);
       Store(area + kRseqOffCpuId, th.cpu, 4);
       // node_id and mm_cid exist since 6.3; the 4.18 struct rseq has neither.
+      if (NodeOf(th.cpu) != 0) ids_write_changed_ = true;
       if (abi_->HasNodeAndMmCid()) Store(area + kRseqOffNodeId, NodeOf(th.cpu), 4);
     } else {
       Store(area + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
@@ -557,11 +564,10 @@ void Machine::Enqueue(int cpu, int t) {
 }
 
 void Machine::AssignMmCid(int t) {
-  // mm_cid: lowest id not held by another running thread of the mm (the 6.3
-  // bitmap allocator at context switch; rule 23). Released at switch-out.
+  // mm_cid: the ABI's mm_cid_get() (rule 23, sim/kernel/abi.h MmCidGet).
+  // Released (mm_cid_put()) at switch-out, migration, blocking and exit.
   SimThread& th = threads_[t];
-  const uint64_t free = ~cid_used_;
-  th.mm_cid = std::countr_zero(free);
+  th.mm_cid = abi_->MmCidGet(cid_used_);
   cid_used_ |= 1ull << th.mm_cid;
 }
 
@@ -754,6 +760,8 @@ void Machine::WriteIds(int t, bool node_and_mm_cid) {
   const uint64_t a = th.rseq_area;
   TouchMem(a + kRseqOffCpuIdStart, 8, true);
   TouchMem(a + kRseqOffNodeId, 8, true);
+  NoteIdsWrite(a + kRseqOffNodeId, NodeOf(th.cpu));
+  NoteIdsWrite(a + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid));
   Store(a + kRseqOffCpuIdStart, static_cast<uint32_t>(th.cpu), 4);
   Store(a + kRseqOffCpuId, static_cast<uint32_t>(th.cpu), 4);
   if (node_and_mm_cid) {
@@ -951,6 +959,7 @@ void Machine::NoteAreaRead(uint64_t addr, int bytes) {
   for (uint64_t a = std::max(addr, area_base_); a < addr + static_cast<uint64_t>(bytes); ++a) {
     const uint64_t off = (a - area_base_) % kRseqAreaBytes;
     if (off >= kRseqOffMmCid && off < kRseqOffMmCid + 4) mm_cid_loaded_ = true;
+    if (off >= kRseqOffNodeId && off < kRseqOffMmCid + 4) node_cid_loaded_ = true;
   }
 }
 

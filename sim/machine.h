@@ -255,6 +255,22 @@ class Machine {
   // Writes thread t's current CPU (and, if node_and_mm_cid, node and mm_cid)
   // into its area: rseq_update_cpu_node_id() / rseq_set_ids().
   void WriteIds(int t, bool node_and_mm_cid);
+  // Sharing one exploration between ABIs (sim/kernel/abi.h AbiRule): a hook
+  // records the rules whose other value would have decided otherwise here.
+  void NoteRuleSensitivity(uint32_t rule_bits) { rule_sensitivity_ |= rule_bits; }
+  // A kernel write of `value` to the node_id or mm_cid word at `addr`, made
+  // by an ABI that has the fields, or that one which has them would make
+  // here: it matters (kRuleNodeAndMmCid) if it changes the word and the
+  // program can read the word.
+  void NoteIdsWrite(uint64_t addr, uint32_t value) {
+    if (static_cast<uint32_t>(Peek(addr, 4)) != value) ids_write_changed_ = true;
+  }
+  // The AbiRule bits recorded by every execution of this machine so far
+  // (never reset: an exploration's union, partial executions included).
+  uint32_t rule_sensitivity() const {
+    return rule_sensitivity_ |
+           (ids_write_changed_ && (node_cid_readable_ || node_cid_loaded_) ? uint32_t{kRuleNodeAndMmCid} : 0u);
+  }
   // Appends to the access log a clear of rseq_cs by the kernel (registration).
   void LogKernelClear(int t);
 
@@ -458,6 +474,14 @@ class Machine {
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
+  // rule_sensitivity(): the recorded bits; a kernel write changed a node_id or
+  // mm_cid word; the program can read them (rseq_load node_id/mm_cid or C++
+  // threads: known from the program) or did (a plain load at a computed
+  // address, e.g. through rseq_addr: NoteAreaRead).
+  uint32_t rule_sensitivity_ = 0;
+  bool ids_write_changed_ = false;
+  bool node_cid_readable_ = false;
+  bool node_cid_loaded_ = false;
   // Blocking and the simulated clock (sim/blocking.cc). Instructions take no
   // simulated time: the clock moves only when every CPU is idle (OnAllIdle).
   uint64_t now_ns_ = 0;

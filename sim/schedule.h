@@ -38,7 +38,7 @@ struct ScheduleEntry {
 
 struct Schedule {
   std::vector<ScheduleEntry> entries;
-  KernelModel kernel = KernelModel::kLegacy60;
+  KernelModel kernel = KernelModel::kMmCid;
   friend bool operator==(const Schedule&, const Schedule&) = default;
   // Number of injected events (entries that are not steps).
   uint32_t NumEvents() const;

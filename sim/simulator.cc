@@ -95,6 +95,8 @@ Verdict Simulator::RunInto(Scheduler& scheduler, ExecutionResult& out) {
   return out.verdict;
 }
 
+uint32_t Simulator::rule_sensitivity() const { return machine_->rule_sensitivity(); }
+
 Verdict Simulator::ResumeInto(const MachineCheckpoint& ck, Scheduler& scheduler, ExecutionResult& out) {
   if (!direct_ || !ck.valid) {
     throw std::logic_error("Simulator::ResumeInto: no checkpoint, or a scenario with C++ threads");

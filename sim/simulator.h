@@ -44,7 +44,7 @@ struct MachineCheckpoint;
 struct RunOptions {
   bool record_trace = false;
   uint64_t max_steps = 100000;  // instructions per execution before kStepLimit
-  KernelVersion kernel;         // default: 6.0-6.18 legacy
+  KernelVersion kernel;         // default: 6.3-6.18 legacy + mm_cid (this machine)
   // A deliberately wrong kernel model, to prove that the real-kernel
   // cross-check (kernel/harness) catches a model bug. Never for real checks.
   enum class ModelFault : uint8_t {
@@ -138,6 +138,10 @@ class Simulator {
 
   const Scenario& scenario() const { return scenario_; }
   const RunOptions& options() const { return options_; }
+  // The AbiRule bits (sim/kernel/abi.h) the executions of this simulator
+  // recorded so far: the rules of the kernel ABI in which another ABI would
+  // have decided otherwise somewhere (Machine::rule_sensitivity).
+  uint32_t rule_sensitivity() const;
   RunOptions& mutable_options() { return options_; }
 
  private:

@@ -257,6 +257,25 @@ TEST(CheckCliTest, DefaultRunChecksEveryBuiltinScenarioAsExpected) {
     EXPECT_TRUE(found) << b.name << " missing from\n" << r.out;
   }
   EXPECT_NE(r.out.find("0 mismatches, 0 incomplete"), std::string::npos) << r.out;
+  // ABIs that a scenario cannot tell apart share one exploration and say so
+  // on their line; an ABI that would decide otherwise gets its own.
+  auto line_of = [&](const std::string& name) {
+    for (const std::string& line : lines) {
+      if (line.starts_with(name + " ")) return line;
+    }
+    return std::string();
+  };
+  for (const char* shared : {"percpu_counter @4.18", "percpu_counter @6.0", "buggy/stale_cpu_retry @6.0"}) {
+    EXPECT_NE(line_of(shared).find("shares the exploration of @mm_cid"), std::string::npos) << shared << "\n" << r.out;
+  }
+  EXPECT_NE(line_of("buggy/stale_cpu_retry @6.0").find("rsq1."), std::string::npos) << r.out;
+  for (const char* own : {"mm_cid_counter @4.18", "mm_cid_counter @6.0"}) {
+    const std::string line = line_of(own);
+    EXPECT_EQ(line.find("shares"), std::string::npos) << line;
+    EXPECT_NE(line.find("fail property"), std::string::npos) << line;
+  }
+  EXPECT_EQ(line_of("mm_cid_counter @mm_cid").find("fail"), std::string::npos) << r.out;
+  EXPECT_EQ(line_of("percpu_counter @6.19").find("shares"), std::string::npos) << r.out;
 }
 
 // Every planted bug is found, as declared, by each exhaustive strategy with

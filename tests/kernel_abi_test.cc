@@ -33,6 +33,7 @@ using rules::ScheduleMaker;
 
 constexpr KernelModel k418 = KernelModel::kLegacy418;
 constexpr KernelModel k60 = KernelModel::kLegacy60;
+constexpr KernelModel kCid = KernelModel::kMmCid;
 constexpr KernelModel k619 = KernelModel::k619;
 
 struct Row {
@@ -41,17 +42,49 @@ struct Row {
   std::function<Scenario()> scenario;
   std::function<void(const Scenario&, ScheduleMaker&)> schedule;
   std::string on_418, on_60, on_619;  // expected outcome per ABI
+  // Expected under mm_cid (6.3-6.18). It has every rule of 6.0 plus node_id
+  // and mm_cid, so a row that does not read those fields expects on_60 (left
+  // empty here); the rows about the two fields say it.
+  std::string on_cid;
 };
 
+// Thread 0's observations, then other threads' as "tN.name=value".
 std::string Describe(const Scenario& s, const ExecutionResult& r) {
   std::string out = VerdictName(r.verdict);
   out += " aborts=" + std::to_string(r.threads.at(0).aborts);
-  for (const auto& [id, v] : r.threads.at(0).observed) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    out += " " + r.ObservationName(s, id) + "=" + buf;
+  for (size_t t = 0; t < r.threads.size(); ++t) {
+    for (const auto& [id, v] : r.threads[t].observed) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+      out += " " + (t == 0 ? std::string() : "t" + std::to_string(t) + ".") + r.ObservationName(s, id) + "=" + buf;
+    }
   }
   return out;
+}
+
+// `main` on CPU 0 stores 0x55 into node_id and 0x66 into mm_cid, runs `nop`
+// at `probe`, then observes both; `other` runs on CPU 1 (node 1 of 2).
+Scenario NodeAndCidProbe() {
+  ScenarioBuilder b("node_cid_probe");
+  b.Cpus(2).Nodes(2);
+  b.Func("main").RseqAddr(2).Li(3, 0x55).St32(Mem(2, kRseqOffNodeId), 3).Li(3, 0x66)
+      .St32(Mem(2, kRseqOffMmCid), 3).Label("probe").Nop()
+      .Ld32(4, Mem(2, kRseqOffNodeId)).Observe("node_id", 4)
+      .Ld32(4, Mem(2, kRseqOffMmCid)).Observe("mm_cid", 4).Li(0, 0).Ret();
+  b.Func("other").Nop().Li(0, 0).Ret();
+  b.Thread("t0", "main", 0).Thread("t1", "other", 1);
+  return b.Build();
+}
+
+// Every thread (one per CPU `first`..`first + n - 1`) reads cpu_id and mm_cid
+// with rseq_load before anyone ends.
+Scenario CidReaders(uint32_t cpus, uint32_t first, uint32_t n) {
+  ScenarioBuilder b("cid_readers");
+  b.Cpus(cpus);
+  b.Func("main").RseqLoad(1, RseqField::kCpuId).Observe("cpu_id", 1).RseqLoad(1, RseqField::kMmCid)
+      .Observe("mm_cid", 1).Label("done").Li(0, 0).Ret();
+  for (uint32_t i = 0; i < n; ++i) b.Thread("t" + std::to_string(i), "main", first + i);
+  return b.Build();
 }
 
 // `main`: stores 0x1234 into cpu_id_start, runs `nop` at label `probe`, then
@@ -120,55 +153,55 @@ std::vector<Row> Rows() {
        "kernel/rseq.c rseq_update_cpu_node_id() / include/linux/rseq_entry.h rseq_exit_to_user_mode()",
        [] { return IdsProbe(2, false); },
        [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "probe")); },
-       "pass aborts=0 cpu_id_start=0x0", "pass aborts=0 cpu_id_start=0x0", "pass aborts=0 cpu_id_start=0x1234"});
+       "pass aborts=0 cpu_id_start=0x0", "pass aborts=0 cpu_id_start=0x0", "pass aborts=0 cpu_id_start=0x1234", ""});
   rows.push_back({"A migration changes the IDs: every ABI rewrites them",
                   "kernel/rseq.c rseq_migrate() / kernel/sched/core.c __set_task_cpu()",
                   [] { return IdsProbe(2, false); },
                   [](const Scenario& s, ScheduleMaker& m) { m.Migrate(0, Pc(s, "main", "probe"), 1); },
                   "pass aborts=0 cpu_id_start=0x1", "pass aborts=0 cpu_id_start=0x1",
-                  "pass aborts=0 cpu_id_start=0x1"});
+                  "pass aborts=0 cpu_id_start=0x1", ""});
   rows.push_back({"membarrier RSEQ IPI: rseq_preempt() (legacy) / rseq_sched_switch_event(), IDs only on change "
                   "(6.19)",
                   "kernel/sched/membarrier.c ipi_rseq()", [] { return IdsProbe(2, false); },
                   [](const Scenario& s, ScheduleMaker& m) { m.Ipi(0, Pc(s, "main", "probe")); },
                   "pass aborts=0 cpu_id_start=0x0", "pass aborts=0 cpu_id_start=0x0",
-                  "pass aborts=0 cpu_id_start=0x1234"});
+                  "pass aborts=0 cpu_id_start=0x1234", ""});
   rows.push_back(
       {"membarrier's one-CPU shortcut is num_online_cpus() of the machine, not the scenario's CPUs: a 1-CPU "
        "scenario's membarrier on its own CPU interrupts the caller",
        "kernel/sched/membarrier.c membarrier_private_expedited()", [] { return IdsProbe(1, true); },
        [](const Scenario&, ScheduleMaker&) {}, "pass aborts=0 cpu_id_start=0x0", "pass aborts=0 cpu_id_start=0x0",
-       "pass aborts=0 cpu_id_start=0x1234"});
+       "pass aborts=0 cpu_id_start=0x1234", ""});
   rows.push_back(
       {"The descriptor is validated on every evaluation (legacy), only with the IP inside (6.19): version 1, IP "
        "outside",
        "kernel/rseq.c rseq_get_rseq_cs() / include/linux/rseq_entry.h rseq_update_user_cs()",
        [] { return Section(0, 1, [](FunctionBuilder& f) { f.Nop(); }); },
        [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "post")); }, "sigsegv aborts=0",
-       "sigsegv aborts=0", "pass aborts=0"});
+       "sigsegv aborts=0", "pass aborts=0", ""});
   rows.push_back({"NO_RESTART_ON_PREEMPT inside a section: honoured (4.18), SIGSEGV (6.0), not read (6.19)",
                   "kernel/rseq.c rseq_need_restart() (4.18, 6.0) / rseq_update_user_cs() (6.19)",
                   [] { return Section(kRseqCsFlagNoRestartOnPreempt, 0, [](FunctionBuilder& f) { f.Nop(); }); },
                   [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "commit")); },
-                  "pass aborts=0", "sigsegv aborts=0", "pass aborts=1"});
+                  "pass aborts=0", "sigsegv aborts=0", "pass aborts=1", ""});
   rows.push_back(
       {"A switch entered through a syscall inside a section: aborted (legacy), cs ignored without user_irq (6.19)",
        "include/linux/rseq_entry.h rseq_exit_to_user_mode() (user_irq)",
        [] { return Section(0, 0, [](FunctionBuilder& f) { f.SchedYield(); }, true); },
-       [](const Scenario&, ScheduleMaker&) {}, "pass aborts=1", "pass aborts=1", "pass aborts=0"});
+       [](const Scenario&, ScheduleMaker&) {}, "pass aborts=1", "pass aborts=1", "pass aborts=0", ""});
   rows.push_back(
       {"start_ip + post_commit_offset above TASK_SIZE: no such check in 4.18 (restart), SIGSEGV (6.0), not "
        "checked by 6.19 (restart)",
        "kernel/rseq.c@d82991a8688a rseq_get_rseq_cs() (4.18) / rseq_get_rseq_cs() (6.x)",
        [] { return HandMade(0x0000800000000000ull, 0, true); },
        [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); }, "pass aborts=1",
-       "sigsegv aborts=0", "pass aborts=1"});
+       "sigsegv aborts=0", "pass aborts=1", ""});
   rows.push_back({"abort_ip not aligned to an instruction: the word before it is no signature -> SIGSEGV (was a "
                   "crash of rseqmc)",
                   "kernel/rseq.c rseq_get_rseq_cs() (signature) / rseq_update_user_cs()",
                   [] { return HandMade(8, 2, false); },
                   [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); },
-                  "sigsegv aborts=0", "sigsegv aborts=0", "sigsegv aborts=0"});
+                  "sigsegv aborts=0", "sigsegv aborts=0", "sigsegv aborts=0", ""});
   rows.push_back(
       {"A registered signature 0 and an instruction (not `sig`) before abort_ip: no match -> SIGSEGV (it read as "
        "signature 0)",
@@ -184,7 +217,7 @@ std::vector<Row> Rows() {
          return b.Build();
        },
        [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "commit")); }, "sigsegv aborts=0",
-       "sigsegv aborts=0", "sigsegv aborts=0"});
+       "sigsegv aborts=0", "sigsegv aborts=0", ""});
   rows.push_back(
       {"rseq_addr after unregistering: the area stays in TLS; cpu_id reads RSEQ_CPU_ID_UNINITIALIZED",
        "kernel/rseq.c rseq_reset_rseq_cpu_id() / rseq_reset_ids()",
@@ -197,7 +230,42 @@ std::vector<Row> Rows() {
          return b.Build();
        },
        [](const Scenario&, ScheduleMaker&) {}, "pass aborts=0 ret=0x0 cpu_id=0xffffffff",
-       "pass aborts=0 ret=0x0 cpu_id=0xffffffff", "pass aborts=0 ret=0x0 cpu_id=0xffffffff"});
+       "pass aborts=0 ret=0x0 cpu_id=0xffffffff", "pass aborts=0 ret=0x0 cpu_id=0xffffffff", ""});
+  rows.push_back(
+      {"node_id = cpu_to_node() and mm_cid written with the CPU IDs (6.3+); 4.18-6.2 never write offsets 20..31: "
+       "a migration to CPU 1 (node 1), where the thread gets the free concurrency ID 0 after `other` ends",
+       "kernel/rseq.c rseq_update_cpu_node_id() (6.3-6.18) / include/linux/rseq_entry.h rseq_set_ids_get_csaddr() "
+       "(6.19)",
+       [] { return NodeAndCidProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Migrate(0, Pc(s, "main", "probe"), 1); },
+       "pass aborts=0 node_id=0x55 mm_cid=0x66", "pass aborts=0 node_id=0x55 mm_cid=0x66",
+       "pass aborts=0 node_id=0x1 mm_cid=0x0", "pass aborts=0 node_id=0x1 mm_cid=0x0"});
+  rows.push_back(
+      {"A preemption that changes no ID: legacy 6.3+ rewrites node_id/mm_cid on every evaluation, 6.19 only when "
+       "an ID changed, 4.18-6.2 never",
+       "kernel/rseq.c rseq_update_cpu_node_id() / include/linux/rseq_entry.h rseq_exit_to_user_mode()",
+       [] { return NodeAndCidProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "probe")); },
+       "pass aborts=0 node_id=0x55 mm_cid=0x66", "pass aborts=0 node_id=0x55 mm_cid=0x66",
+       "pass aborts=0 node_id=0x55 mm_cid=0x66", "pass aborts=0 node_id=0x0 mm_cid=0x0"});
+  rows.push_back(
+      {"Concurrency IDs are unique among the process's running threads: two threads running at once read 0 and 1 "
+       "(4.18-6.2: the word is never written, both read 0)",
+       "kernel/sched/sched.h mm_cid_get() -> __mm_cid_get() (cpumask_first_zero of the cidmask)",
+       [] { return CidReaders(2, 0, 2); }, [](const Scenario&, ScheduleMaker&) {},
+       "pass aborts=0 cpu_id=0x0 mm_cid=0x0 t1.cpu_id=0x1 t1.mm_cid=0x0",
+       "pass aborts=0 cpu_id=0x0 mm_cid=0x0 t1.cpu_id=0x1 t1.mm_cid=0x0",
+       "pass aborts=0 cpu_id=0x0 mm_cid=0x0 t1.cpu_id=0x1 t1.mm_cid=0x1",
+       "pass aborts=0 cpu_id=0x0 mm_cid=0x0 t1.cpu_id=0x1 t1.mm_cid=0x1"});
+  rows.push_back(
+      {"Concurrency IDs are compacted per process: two threads on CPUs 2 and 3 of 4 get 0 and 1, below "
+       "min(nr threads, nr allowed CPUs), not their CPU numbers",
+       "kernel/sched/sched.h __mm_cid_get(); 6.13+ bound min(nr_cpus_allowed, mm_users) (02d954c0fdf9)",
+       [] { return CidReaders(4, 2, 2); }, [](const Scenario&, ScheduleMaker&) {},
+       "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x0",
+       "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x0",
+       "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x1",
+       "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x1"});
   return rows;
 }
 
@@ -205,7 +273,9 @@ TEST(KernelAbiTest, RuleTable) {
   for (const Row& row : Rows()) {
     SCOPED_TRACE(std::string(row.rule) + " [" + row.source + "]");
     const Scenario s = row.scenario();
-    for (const auto& [k, want] : {std::pair{k418, row.on_418}, std::pair{k60, row.on_60}, std::pair{k619, row.on_619}}) {
+    const std::string on_cid = row.on_cid.empty() ? row.on_60 : row.on_cid;
+    for (const auto& [k, want] : {std::pair{k418, row.on_418}, std::pair{k60, row.on_60}, std::pair{kCid, on_cid},
+                                  std::pair{k619, row.on_619}}) {
       SCOPED_TRACE(KernelModelName(k));
       ScheduleMaker m(s, k);
       row.schedule(s, m);
@@ -216,7 +286,7 @@ TEST(KernelAbiTest, RuleTable) {
 }
 
 TEST(KernelAbiTest, EveryModelHasItsAbiAndNamesParseBack) {
-  ASSERT_EQ(AllAbis().size(), 4u);  // rfc2015, 4.18, 6.0, 6.19
+  ASSERT_EQ(AllAbis().size(), 5u);  // rfc2015, 4.18, 6.0, mm_cid, 6.19
   for (const KernelAbi* abi : AllAbis()) {
     EXPECT_EQ(&AbiFor(abi->info().model), abi);
     std::string why;
@@ -272,6 +342,79 @@ TEST(KernelAbiTest, TcmallocCachedSlabsPassesUpTo618AndFailsOn619) {
       EXPECT_FALSE(e.trace[i].kind == TraceKind::kIdUpdate && e.trace[i].thread == 0) << "IDs written at " << i;
     }
   }
+}
+
+// mm_cid_counter (per-mm_cid counters, librseq RSEQ_PERCPU_MM_CID): passes
+// where the kernel writes mm_cid (6.3-6.18, 6.19) and loses an increment
+// where it does not (4.18-6.2: every thread reads 0), with no event needed.
+TEST(KernelAbiTest, MmCidCounterPassesWhereTheKernelWritesMmCid) {
+  const BuiltinScenario* b = FindBuiltinScenario("mm_cid_counter");
+  ASSERT_NE(b, nullptr);
+  const Scenario s = ParseScenario(b->text, b->path);
+  for (KernelModel k : {k418, k60, kCid, k619}) {
+    SCOPED_TRACE(KernelModelName(k));
+    const bool writes = k == kCid || k == k619;
+    EXPECT_EQ(s.ExpectedOn(k), writes ? Verdict::kPass : Verdict::kPropertyFailed);
+    ExploreOptions o;
+    o.run.kernel = rules::Kernel(k);
+    o.bounds.max_events = 1;
+    const ExploreResult r = Explore(s, o);
+    if (writes) {
+      EXPECT_FALSE(r.failure.has_value()) << r.failure->message;
+      EXPECT_TRUE(r.complete);
+      continue;
+    }
+    ASSERT_TRUE(r.failure.has_value());
+    EXPECT_EQ(r.failure->verdict, Verdict::kPropertyFailed);
+    o.bounds.max_events = 0;  // the interleaving of the CPUs alone loses an increment
+    const ExploreResult r0 = Explore(s, o);
+    ASSERT_TRUE(r0.failure.has_value());
+    EXPECT_EQ(r0.failure->verdict, Verdict::kPropertyFailed);
+  }
+}
+
+// One exploration shared by ABIs that a scenario cannot tell apart
+// (ExploreResult::rule_sensitivity, `rseqmc check`): percpu_counter records
+// no rule in which 4.18, 6.0 and mm_cid differ, and separate explorations
+// under each give the same executions and verdict; mm_cid_counter records
+// kRuleNodeAndMmCid (it reads mm_cid, which only mm_cid writes), so 4.18 and
+// 6.0 are explored on their own, with another verdict; a flag inside a
+// section records kRuleNoRestartFlags (4.18 honours it, 6.0 kills).
+TEST(KernelAbiTest, RuleSensitivityTellsWhichAbisCanShareAnExploration) {
+  auto explore = [](const Scenario& s, KernelModel k) {
+    ExploreOptions o;
+    o.run.kernel = rules::Kernel(k);
+    o.bounds.max_events = 1;
+    return Explore(s, o);
+  };
+  const uint32_t cid_vs_418 = *AbiFor(kCid).RulesDifferingFrom(AbiFor(k418));
+  const uint32_t cid_vs_60 = *AbiFor(kCid).RulesDifferingFrom(AbiFor(k60));
+  EXPECT_EQ(cid_vs_60, uint32_t{kRuleNodeAndMmCid});
+  EXPECT_EQ(cid_vs_418, kRuleNodeAndMmCid | kRuleNoRestartFlags | kRuleAddressLimitChecks | kRuleClearRseqCsOnRegister);
+  EXPECT_FALSE(AbiFor(kCid).RulesDifferingFrom(AbiFor(k619)).has_value());
+  EXPECT_FALSE(AbiFor(k619).RulesDifferingFrom(AbiFor(k60)).has_value());
+
+  const Scenario counter = ParseScenario(FindBuiltinScenario("percpu_counter")->text, "percpu_counter.rsq");
+  const ExploreResult shared = explore(counter, kCid);
+  EXPECT_EQ(shared.rule_sensitivity & cid_vs_418, 0u);
+  for (KernelModel k : {k418, k60}) {
+    SCOPED_TRACE(KernelModelName(k));
+    const ExploreResult own = explore(counter, k);
+    EXPECT_EQ(own.executions, shared.executions);
+    EXPECT_EQ(own.failure.has_value(), shared.failure.has_value());
+    EXPECT_TRUE(own.complete);
+  }
+
+  const Scenario cid = ParseScenario(FindBuiltinScenario("mm_cid_counter")->text, "mm_cid_counter.rsq");
+  const ExploreResult on_cid = explore(cid, kCid);
+  EXPECT_NE(on_cid.rule_sensitivity & kRuleNodeAndMmCid, 0u);
+  EXPECT_FALSE(on_cid.failure.has_value());
+  EXPECT_TRUE(explore(cid, k60).failure.has_value());
+
+  const Scenario flagged = Section(kRseqCsFlagNoRestartOnPreempt, 0, [](FunctionBuilder& f) { f.Nop(); });
+  const ExploreResult on_60 = explore(flagged, k60);
+  EXPECT_NE(on_60.rule_sensitivity & kRuleNoRestartFlags, 0u);
+  EXPECT_NE(explore(flagged, k418).failure.has_value(), on_60.failure.has_value());
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ TEST(KernelExpectTest, PerKernelVerdictsParsePrintAndOverride) {
 TEST(KernelCliTest, KernelsListsEveryAbiAndMarksTheRunningOne) {
   const auto r = RunCli({"kernels"});
   EXPECT_EQ(r.code, 0) << r.err;
-  for (const char* name : {"4.18    4.18-5.19", "6.0     6.0-6.18", "6.19    6.19"}) {
+  for (const char* name : {"4.18    4.18-5.19", "6.0     6.0-6.2", "mm_cid  6.3-6.18", "6.19    6.19"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
   }
   EXPECT_EQ(RunCli({"kernels", "extra"}).code, 2);

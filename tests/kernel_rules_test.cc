@@ -37,6 +37,7 @@ using rules::ScheduleMaker;
 using V = std::vector<int64_t>;
 
 constexpr KernelModel k60 = KernelModel::kLegacy60;
+constexpr KernelModel kCid = KernelModel::kMmCid;  // 6.3-6.18: node_id, mm_cid
 constexpr KernelModel k418 = KernelModel::kLegacy418;
 constexpr int64_t kEbusy = -16, kEperm = -1, kEinval = -22, kEsrch = -3;
 constexpr int64_t kU32Minus1 = 0xffffffffll;  // (u32)-1 as read by ld32 / rseq_load
@@ -251,7 +252,7 @@ TEST(KernelRules, Rule03_RegistrationPublishesCurrentIdsBeforeReturning) {
       .Ret();
   b.Thread("t0", "main", 1, ~0ull, {}, /*registered=*/false);
   Scenario s = b.Build();
-  for (KernelModel k : {k60, k418}) {
+  for (KernelModel k : {kCid, k60, k418}) {
     SCOPED_TRACE(KernelModelName(k));
     ExecutionResult r = ScheduleMaker(s, k).Run();
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
@@ -259,8 +260,8 @@ TEST(KernelRules, Rule03_RegistrationPublishesCurrentIdsBeforeReturning) {
     ExpectObserved(s, r, 0, {{"reg", V{0}},
                              {"cpu_id_start", V{1}},
                              {"cpu_id", V{1}}});
-    // node_id exists since 6.3; the 4.18 kernel never writes it.
-    EXPECT_EQ(Observed(s, r, 0, "node_id"), V{k == k60 ? 1 : 0});
+    // node_id exists since 6.3; the 4.18-6.2 kernels never write it.
+    EXPECT_EQ(Observed(s, r, 0, "node_id"), V{k == kCid ? 1 : 0});
     ASSERT_EQ(Entries(r, TraceKind::kIdUpdate, 0).size(), 1u);
   }
 }
@@ -401,7 +402,7 @@ TEST(KernelRules, Rule04_UnregisterResetsIds_KernelStopsWriting) {
   b.Thread("t0", "main", 1);
   Scenario s = b.Build();
   const uint32_t probe = Pc(s, "main", "probe");
-  for (KernelModel k : {k60, k418}) {
+  for (KernelModel k : {kCid, k60, k418}) {
     SCOPED_TRACE(KernelModelName(k));
     ScheduleMaker sm(s, k);
     sm.Preempt(0, probe).Migrate(0, probe, 0);
@@ -410,8 +411,8 @@ TEST(KernelRules, Rule04_UnregisterResetsIds_KernelStopsWriting) {
     ExpectObserved(s, r, 0, {{"unreg", V{0}},
                              {"cpu_id_start", V{1, 0, 0}},
                              {"cpu_id", V{kU32Minus1, kU32Minus1}}});
-    if (k == k60) {
-      EXPECT_EQ(Observed(s, r, 0, "node_id"), (V{1, 0}));  // 4.18: Rule04_UnregisterResetsNodeIdAndMmCidOnlyIn60
+    if (k == kCid) {
+      EXPECT_EQ(Observed(s, r, 0, "node_id"), (V{1, 0}));  // 4.18-6.2: Rule04_UnregisterResetsNodeIdAndMmCidOnlyFrom63
     }
     // The area stays in the thread's TLS: rseq_addr still names it (as on the
     // kernel, where it is glibc's __rseq_offset from the thread pointer).
@@ -423,10 +424,10 @@ TEST(KernelRules, Rule04_UnregisterResetsIds_KernelStopsWriting) {
   }
 }
 
-// 4.18's rseq_reset_rseq_cpu_id() writes only cpu_id_start and cpu_id (the
-// struct had no node_id/mm_cid); 6.x's rseq_reset_rseq_cpu_node_id() also
-// zeroes node_id and mm_cid.
-TEST(KernelRules, Rule04_UnregisterResetsNodeIdAndMmCidOnlyIn60) {
+// 4.18-6.2's rseq_reset_rseq_cpu_id() writes only cpu_id_start and cpu_id
+// (the struct had no node_id/mm_cid); 6.3+'s rseq_reset_rseq_cpu_node_id()
+// also zeroes node_id and mm_cid.
+TEST(KernelRules, Rule04_UnregisterResetsNodeIdAndMmCidOnlyFrom63) {
   ScenarioBuilder b("rule04_fields");
   b.Cpus(1);
   b.Func("main")
@@ -443,12 +444,12 @@ TEST(KernelRules, Rule04_UnregisterResetsNodeIdAndMmCidOnlyIn60) {
       .Ret();
   b.Thread("t0", "main", 0);
   Scenario s = b.Build();
-  for (KernelModel k : {k60, k418}) {
+  for (KernelModel k : {kCid, k60, k418}) {
     SCOPED_TRACE(KernelModelName(k));
     ExecutionResult r = ScheduleMaker(s, k).Run();
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
-    EXPECT_EQ(Observed(s, r, 0, "node_id"), V{k == k60 ? 0 : 0x55});
-    EXPECT_EQ(Observed(s, r, 0, "mm_cid"), V{k == k60 ? 0 : 0x66});
+    EXPECT_EQ(Observed(s, r, 0, "node_id"), V{k == kCid ? 0 : 0x55});
+    EXPECT_EQ(Observed(s, r, 0, "mm_cid"), V{k == kCid ? 0 : 0x66});
   }
 }
 
@@ -1068,7 +1069,7 @@ TEST(KernelRules, Rule12_HandlerRunsWithUpdatedIds) {
 
 TEST(KernelRules, Rule13_IdsRewrittenAfterPreemption) {
   Scenario s = IdsScenario();
-  for (KernelModel k : {k60, k418}) {
+  for (KernelModel k : {kCid, k60, k418}) {
     SCOPED_TRACE(KernelModelName(k));
     ScheduleMaker sm(s, k);
     sm.Preempt(0, Pc(s, "ids", "probe"));
@@ -1076,13 +1077,13 @@ TEST(KernelRules, Rule13_IdsRewrittenAfterPreemption) {
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
     EXPECT_EQ(Observed(s, r, 0, "cpu_id_start"), V{0});
     EXPECT_EQ(Observed(s, r, 0, "cpu_id"), V{0});
-    // mm_cid exists since 6.3: the 4.18 kernel leaves the word alone.
-    EXPECT_EQ(Observed(s, r, 0, "mm_cid"), V{k == k60 ? 0 : 0x777});
+    // mm_cid exists since 6.3: the 4.18-6.2 kernels leave the word alone.
+    EXPECT_EQ(Observed(s, r, 0, "mm_cid"), V{k == kCid ? 0 : 0x777});
     EXPECT_EQ(Entries(r, TraceKind::kIdUpdate, 0).size(), 1u);
   }
 }
 
-// The 4.18 struct rseq has no node_id/mm_cid (offsets 20..31 are padding):
+// The 4.18-6.2 struct rseq has no node_id/mm_cid (offsets 20..31 are padding):
 // neither the registration nor any later evaluation writes them.
 TEST(KernelRules, Rule13_Legacy418_NeverWritesNodeIdOrMmCid) {
   ScenarioBuilder b("rule13_418_fields");
@@ -1101,15 +1102,15 @@ TEST(KernelRules, Rule13_Legacy418_NeverWritesNodeIdOrMmCid) {
       .Ret();
   b.Thread("t0", "fields", 0).Thread("t1", "fields", 1);
   Scenario s = b.Build();
-  for (KernelModel k : {k60, k418}) {
+  for (KernelModel k : {kCid, k60, k418}) {
     SCOPED_TRACE(KernelModelName(k));
     ScheduleMaker sm(s, k);
     sm.Add(0, Decision::Step(1));  // t1 (CPU 1, node 1) runs while t0 holds mm_cid 0
     sm.Preempt(1, Pc(s, "fields", "probe"));
     ExecutionResult r = sm.Run();
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
-    EXPECT_EQ(Observed(s, r, 1, "node_id"), (k == k60 ? V{1, 1} : V{0, 0}));
-    EXPECT_EQ(Observed(s, r, 1, "mm_cid"), (k == k60 ? V{1, 1} : V{0, 0}));
+    EXPECT_EQ(Observed(s, r, 1, "node_id"), (k == kCid ? V{1, 1} : V{0, 0}));
+    EXPECT_EQ(Observed(s, r, 1, "mm_cid"), (k == kCid ? V{1, 1} : V{0, 0}));
   }
 }
 

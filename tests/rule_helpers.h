@@ -36,11 +36,12 @@
 namespace rseqmc::rules {
 
 // The run options' kernel for an ABI: its newest version ("4.18" stands for
-// 4.18-5.19, "6.18" for 6.0-6.18, "6.19").
+// 4.18-5.19, "6.2" for 6.0-6.2, "6.18" for 6.3-6.18 (mm_cid), "6.19").
 inline KernelVersion Kernel(KernelModel m) {
   switch (m) {
     case KernelModel::kLegacy418: return {m, "4.18"};
-    case KernelModel::kLegacy60: return {m, "6.18"};
+    case KernelModel::kLegacy60: return {m, "6.2"};
+    case KernelModel::kMmCid: return {m, "6.18"};
     case KernelModel::k619: return {m, "6.19"};
     case KernelModel::kRfc2015: return {m, "rfc2015"};
   }
@@ -109,7 +110,7 @@ struct Where {
 
 class ScheduleMaker {
  public:
-  explicit ScheduleMaker(const Scenario& s, KernelModel k = KernelModel::kLegacy60) : s_(s) {
+  explicit ScheduleMaker(const Scenario& s, KernelModel k = KernelModel::kMmCid) : s_(s) {
     options_.record_trace = true;
     options_.kernel = Kernel(k);
     schedule_.kernel = k;

@@ -90,6 +90,35 @@ TEST(StressTest, PercpuCounterSumIsExactUnderStorms) {
   // Aborts are likely but not guaranteed (a storm may miss every section).
 }
 
+// The per-mm_cid counter with the kernel's real concurrency IDs, 8 threads on
+// 2 CPUs under the storms: the sum is exact (no two running threads ever
+// shared an ID, or an increment would be lost) and only counter[0] and
+// counter[1] were used (IDs stay below min(nr threads, nr allowed CPUs),
+// kernel/sched/sched.h __mm_cid_try_get(); a larger one would land in the
+// slots above). Same pace and margin as above.
+TEST(StressTest, MmCidCounterSumIsExactAndIdsStayBelowTheCpuCount) {
+  const Scenario s = Builtin("mm_cid_counter", {{"THREADS", 8}, {"OPS", 200000}});
+  SKIP_IF_NO_HARNESS(s);
+  StressOptions o = TestOptions(1);
+  o.storm_interval_us = 100;
+  o.timeout_s = 120;
+  const StressReport r = RunStress(s, o);
+  std::cout << "[ mm_cid_counter 8x200000 ] " << Figures(r) << "\n";
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+  ASSERT_TRUE(r.completed);
+  ExecutionResult e;
+  e.memory = r.memory;
+  int64_t sum = 0;
+  for (uint32_t k = 0; k < 8; ++k) {
+    const int64_t v = e.SymbolValue(s, "counter", 0, k);
+    sum += v;
+    if (k >= s.num_cpus) {
+      EXPECT_EQ(v, 0) << "mm_cid " << k << " was used";
+    }
+  }
+  EXPECT_EQ(sum, 1600000);
+}
+
 // The section never compares cpu_id: a migration between reading
 // cpu_id_start and start_ip aborts nothing, and the thread then increments the
 // old CPU's counter concurrently with that CPU's thread.

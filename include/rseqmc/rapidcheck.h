@@ -99,10 +99,10 @@ inline ::rc::Gen<CounterWorkload> GenCounterWorkload(std::string op_text, std::s
   });
 }
 
-// A modelled kernel ABI name for CheckOptions::kernel: the 4.18-5.19 and
-// 6.0-6.18 models at their first and last versions.
+// A modelled kernel ABI name for CheckOptions::kernel: the 4.18-5.19,
+// 6.0-6.2 and 6.3-6.18 (mm_cid) models at their first and last versions.
 inline ::rc::Gen<std::string> GenKernel() {
-  return ::rc::gen::element<std::string>("4.18", "5.19", "6.0", "6.18");
+  return ::rc::gen::element<std::string>("4.18", "5.19", "6.0", "6.2", "6.3", "6.18");
 }
 
 // RapidCheck prints a failing workload as its `.rsq` text (save it and run

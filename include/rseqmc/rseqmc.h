@@ -200,7 +200,7 @@ struct CheckResult {
   uint64_t distinct_outcomes = 0;
   std::string stop_reason;    // "exhausted", "failure", "max-executions", "time-limit", ...
   std::string bounds;         // the bounds explored, "events<=1 ..."
-  std::string kernel_model;   // e.g. "6.0-6.18 legacy"
+  std::string kernel_model;   // e.g. "6.3-6.18 legacy + mm_cid"
   double seconds = 0;         // wall time of the exploration
   std::optional<Counterexample> counterexample;  // set iff status == kFail
 };

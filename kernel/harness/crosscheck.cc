@@ -122,6 +122,30 @@ std::string SymbolElement(const Scenario& s, uint64_t addr) {
 
 std::string Describe(const Scenario& s, uint32_t pc) { return s.program.DescribeIndex(pc); }
 
+// Does the program read its concurrency ID (`rseq_load mm_cid`)? Then the
+// kernel's value is not the model's (kernel/README.md "mm_cid values").
+bool ReadsMmCid(const Scenario& s) {
+  for (const Instr& in : s.program.code) {
+    if (in.op == Op::kRseqLoad && static_cast<RseqField>(in.aux) == RseqField::kMmCid) return true;
+  }
+  return false;
+}
+
+// CompareRuns' prefix for a program that reads mm_cid and took another path
+// on the kernel: the kernel gave a thread another concurrency ID than the
+// model (or changed it where the model did not), so a compare at start_ip went
+// the other way. Not comparable, not a disagreement (kernel/README.md).
+constexpr const char* kMmCidPath = "mm_cid path: ";
+
+// The same observations in the same order, whatever their values.
+bool SameNames(const std::vector<std::pair<uint32_t, int64_t>>& a, const std::vector<std::pair<uint32_t, int64_t>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].first != b[i].first) return false;
+  }
+  return true;
+}
+
 // The simulator's executed instructions of thread t as the kernel run records
 // them: all of them, or in original-bytes mode those of JIT code only (the
 // original machine code keeps no IR trace).
@@ -321,8 +345,12 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     if (Stopped(stop)) return;  // interrupted: the kernel run was killed, it is no result
     ++real_runs;
     if (NoteHarnessTrouble(real, EncodeSchedule(s, r.schedule), rep)) return;
-    ++rep.compared;
     std::string diff = CompareRuns(s, r, plan, real);
+    if (diff.starts_with(kMmCidPath)) {
+      ++rep.not_comparable;
+      return;
+    }
+    ++rep.compared;
     if (diff.empty()) {
       ++rep.agreements;
       if (r.verdict != Verdict::kPass) ++rep.failures_agreed;
@@ -534,7 +562,9 @@ std::string Num(double v, int prec) {
 
 std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Plan& plan, const RealResult& real) {
   if (real.end == RunEnd::kHarnessError) return "harness: " + real.harness_error;
-  if (!real.divergence.empty()) return "control flow: " + real.divergence;
+  if (!real.divergence.empty()) {
+    return std::string(ReadsMmCid(s) ? kMmCidPath : "") + "control flow: " + real.divergence;
+  }
   const ExecutionResult e = AsExecutionResult(s, real);
   if (e.verdict != sim.verdict) {
     return std::string("verdict: simulator ") + VerdictName(sim.verdict) + (sim.message.empty() ? "" : " (" + sim.message + ")") +
@@ -550,13 +580,20 @@ std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Pla
       pcs.pop_back();
     }
     if (expected != pcs) {
-      return "instructions of " + s.threads[t].name + ": " + std::to_string(expected.size()) +
+      return std::string(ReadsMmCid(s) ? kMmCidPath : "") + "instructions of " + s.threads[t].name + ": " + std::to_string(expected.size()) +
              " in the simulator, " + std::to_string(real.threads[t].pcs.size()) + " on the kernel" +
              (real.original_code ? " (outside the original code)" : "");
     }
   }
+  // The kernel's concurrency IDs depend on real timing (6.4-6.18 per-CPU
+  // IDs), and with them which slot a thread uses and whether an ID changed
+  // between its read and the compare at start_ip: compare what the model
+  // predicts - the verdict (the scenario's properties), returns, final CPUs,
+  // the names of the observations. Data and abort counts are not compared.
+  const bool reads_mm_cid = ReadsMmCid(s);
   uint64_t end = 0;
   for (const Symbol& sym : s.program.symbols) end = std::max(end, sym.address + sym.size_bytes - kDataBase);
+  if (reads_mm_cid) end = 0;
   for (uint64_t i = 0; i < end && i < real.memory.size() && i < sim.memory.size(); ++i) {
     if (real.memory[i] != sim.memory[i]) {
       const uint64_t a = (kDataBase + i) & ~uint64_t{7};
@@ -573,10 +610,10 @@ std::string CompareRuns(const Scenario& s, const ExecutionResult& sim, const Pla
     if (a.exited && a.ret != b.ret) {
       return "return value of " + n + ": simulator " + std::to_string(a.ret) + ", kernel " + std::to_string(b.ret);
     }
-    if (a.aborts != b.aborts) {
+    if (a.aborts != b.aborts && !reads_mm_cid) {
       return "aborts of " + n + ": simulator " + std::to_string(a.aborts) + ", kernel " + std::to_string(b.aborts);
     }
-    if (a.observed != b.observed) {
+    if (a.observed != b.observed && !(reads_mm_cid && SameNames(a.observed, b.observed))) {
       std::string d = "observations of " + n + ": simulator";
       auto list = [&](const std::vector<std::pair<uint32_t, int64_t>>& v) {
         std::string out;
@@ -676,8 +713,9 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
   for (const Instr& in : s.program.code) {
     if (!rep.note.empty()) break;
     if (in.op == Op::kRseqLoad && static_cast<RseqField>(in.aux) == RseqField::kMmCid) {
-      rep.note = "reads mm_cid: on 6.18 the id a thread gets depends on real timing, the model's does not "
-                 "(kernel/README.md)";
+      rep.note = "reads mm_cid: on 6.18 the id a thread gets depends on real timing, the model's does not; "
+                 "compared: verdict (properties), returns, final CPUs, observation names, and the path where "
+                 "the kernel took the simulated one (other paths: not comparable; kernel/README.md)";
       break;
     }
   }
@@ -767,7 +805,7 @@ std::string FormatReportLine(const CrosscheckReport& r) {
   if (r.harness_errors) o << ", harness errors " << r.harness_errors << " (runs not completed, not compared)";
   if (r.not_comparable) {
     o << ", " << r.not_comparable
-      << " not compared (simulator step limit with progress, or a state the harness's process cannot reach)";
+      << " not compared (simulator step limit with progress, or a state the harness's process cannot reach, or a path the kernel's mm_cid chose)";
   }
   if (r.not_forceable) {
     o << ", " << r.not_forceable << " not run (first: " << r.not_forceable_reason << ")";

@@ -86,7 +86,7 @@ struct CrosscheckReport {
   std::string scenario;
   std::string mode;
   std::string kernel_release;   // uname -r
-  std::string kernel_model;     // the simulator's model ("6.0-6.18 legacy")
+  std::string kernel_model;     // the simulator's model ("6.3-6.18 legacy + mm_cid")
   uint32_t rseq_size = 0;       // glibc's __rseq_size, or 32 for our own registration
   std::string rseq_registration;  // "glibc" or "own" (glibc did not register: tunable off)
   std::string skipped;          // non-empty: not run, and why
@@ -100,7 +100,8 @@ struct CrosscheckReport {
   uint64_t harness_errors = 0;  // kernel runs the harness could not complete (not compared)
   std::vector<Disagreement> harness_error_details;  // the first few: token (if any) and why
   std::vector<std::string> flaky_details;  // "token: first difference" of some of them
-  uint64_t not_comparable = 0;  // the simulator hit its step limit with progress (steplimit): not run on the kernel
+  uint64_t not_comparable = 0;  // the simulator hit its step limit with progress (steplimit): not run on the kernel;
+                                // or a program that reads mm_cid took another path on the kernel (its IDs)
   // Schedules not run, the first one's reason: in original-bytes mode those
   // that cannot be forced at machine-instruction granularity (OriginalLegs,
   // tracer.h); any with more real nanosleeps than a run may make

@@ -2,6 +2,7 @@
 #include "sim/kernel/abi.h"
 
 #include <array>
+#include <bit>
 #include <cstdio>
 
 #include "sim/machine.h"
@@ -12,10 +13,18 @@ const KernelAbi& Abi418Instance();  // sim/kernel/abi_4_18.cc
 const KernelAbi& Abi60Instance();   // sim/kernel/abi_6_0.cc
 const KernelAbi& Abi619Instance();  // sim/kernel/abi_6_19.cc
 const KernelAbi& AbiRfc2015Instance();  // sim/kernel/rfc2015.cc
+const KernelAbi& AbiMmCidInstance();    // sim/kernel/abi_mm_cid.cc
 
 int64_t KernelAbi::SysRestartableSequences(Machine&, int, int, uint64_t, uint64_t, uint64_t) const {
   return kErrEnosys;
 }
+
+std::optional<uint32_t> KernelAbi::RulesDifferingFrom(const KernelAbi& other) const {
+  if (&other == this) return 0u;
+  return std::nullopt;
+}
+
+int KernelAbi::MmCidGet(uint64_t used) const { return std::countr_zero(~used); }  // cpumask_first_zero()
 
 std::optional<AbiMismatch> KernelAbi::NotApplicable(const Scenario& s) const {
   if (s.preemption == Preemption::kVoluntary) {
@@ -61,13 +70,14 @@ const KernelAbi& AbiFor(KernelModel m) {
     case KernelModel::kLegacy60: return Abi60Instance();
     case KernelModel::k619: return Abi619Instance();
     case KernelModel::kRfc2015: return AbiRfc2015Instance();
+    case KernelModel::kMmCid: return AbiMmCidInstance();
   }
-  return Abi60Instance();
+  return AbiMmCidInstance();
 }
 
 std::span<const KernelAbi* const> AllAbis() {
-  static const std::array<const KernelAbi*, 4> kAll{&AbiRfc2015Instance(), &Abi418Instance(), &Abi60Instance(),
-                                                    &Abi619Instance()};
+  static const std::array<const KernelAbi*, 5> kAll{&AbiRfc2015Instance(), &Abi418Instance(), &Abi60Instance(),
+                                                    &AbiMmCidInstance(), &Abi619Instance()};
   return kAll;
 }
 

@@ -15,11 +15,11 @@
 //   sim/kernel/rfc2015.cc   the Oct 2015 RFC (regions, a CPU pointer; no
 //                           struct rseq)
 //   sim/kernel/abi_4_18.cc  4.18-5.19 legacy (NO_RESTART flags honoured)
-//   sim/kernel/abi_6_0.cc   6.0-6.18 legacy (this machine's kernel)
+//   sim/kernel/abi_6_0.cc   6.0-6.2 legacy (no node_id/mm_cid yet)
 //   sim/kernel/abi_6_19.cc  6.19 rework (IDs only on change, cs only after
 //                           an interrupt, no validation outside the cs)
-//   sim/kernel/abi_mm_cid.cc 6.3-6.18 with concurrency IDs compacted per
-//                           process on every switch-in (mm_cid, node_id)
+//   sim/kernel/abi_mm_cid.cc 6.3-6.18 legacy + node_id and mm_cid, IDs from
+//                           a per-process allocator (this machine's kernel)
 // The legacy evaluation shared by the first two and mm_cid lives in
 // sim/kernel/legacy.{h,cc}.
 //
@@ -51,6 +51,19 @@ struct AbiMismatch {
   SourceLoc loc;
   std::string message;
   std::string hint;
+};
+
+// The rules in which ABIs of one family (the legacy 4.18, 6.0 and mm_cid)
+// differ. A hook whose decision would have been another under the other value
+// of such a rule records its bit (Machine::NoteRuleSensitivity); an
+// exploration that recorded none of the bits in which two ABIs differ ran
+// exactly the executions the other ABI would have, so both have its verdict
+// (`rseqmc check` shares it, tools/rseqmc/check_command.cc).
+enum AbiRule : uint32_t {
+  kRuleNoRestartFlags = 1u << 0,         // LegacyRules::no_restart_flags (a flag inside a section)
+  kRuleAddressLimitChecks = 1u << 1,     // LegacyRules::address_limit_checks (a value >= TASK_SIZE, overflow)
+  kRuleNodeAndMmCid = 1u << 2,           // LegacyRules::node_and_mm_cid (a write that changes what the program reads)
+  kRuleClearRseqCsOnRegister = 1u << 3,  // LegacyRules::clear_rseq_cs_on_register (a stale rseq_cs)
 };
 
 // What `rseqmc kernels` prints about an ABI.
@@ -103,6 +116,17 @@ class KernelAbi {
   virtual int64_t SysRseqRegister(Machine& m, int t, uint32_t sig) const = 0;
   // sys_rseq(RSEQ_FLAG_UNREGISTER).
   virtual int64_t SysRseqUnregister(Machine& m, int t, uint32_t sig) const = 0;
+  // The AbiRule bits in which this ABI's hooks differ from `other`'s, or
+  // nullopt if they share no hook logic (then no exploration is shared).
+  // This default: 0 for itself, nullopt for any other ABI.
+  virtual std::optional<uint32_t> RulesDifferingFrom(const KernelAbi& other) const;
+  // mm_cid_get() -> __mm_cid_get() (kernel/sched/sched.h, 6.3): the
+  // concurrency ID thread t gets when it is switched in: the lowest ID not
+  // held by another running thread of the process (`used`, one bit per ID;
+  // the cidmask). The Machine sets the bit, and clears it again at
+  // mm_cid_put() (switch-out, migration, blocking, exit). Why this is a sound
+  // model of 6.4-6.18's per-CPU allocator: sim/kernel/abi_mm_cid.cc.
+  virtual int MmCidGet(uint64_t used) const;
   // restartable_sequences(op, 0, v1, v2, v3), the 2015 RFC's system call
   // (reference/rfc2015.md "ABI"): op 0 registers region [v1, v2) with restart
   // address v3, op 1 sets t's CPU pointer to v1. Returns 0 or -errno; every

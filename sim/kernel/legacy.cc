@@ -12,10 +12,22 @@
 
 namespace rseqmc {
 
+std::optional<uint32_t> LegacyAbi::RulesDifferingFrom(const KernelAbi& other) const {
+  const auto* o = dynamic_cast<const LegacyAbi*>(&other);
+  if (o == nullptr) return std::nullopt;
+  const LegacyRules& a = rules_;
+  const LegacyRules& b = o->rules_;
+  return (a.no_restart_flags != b.no_restart_flags ? kRuleNoRestartFlags : 0u) |
+         (a.address_limit_checks != b.address_limit_checks ? kRuleAddressLimitChecks : 0u) |
+         (a.node_and_mm_cid != b.node_and_mm_cid ? kRuleNodeAndMmCid : 0u) |
+         (a.clear_rseq_cs_on_register != b.clear_rseq_cs_on_register ? kRuleClearRseqCsOnRegister : 0u);
+}
+
 void LegacyAbi::RseqStartRegistered(Machine& m, int t, bool running) const {
   // glibc's registration: sys_rseq() wrote the IDs of the thread's CPU; a
   // running thread's mm_cid is its current one (rule 3).
   SimThread& th = m.kthread(t);
+  if (running) m.NoteIdsWrite(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid));
   if (running && rules_.node_and_mm_cid) {
     m.UserStore(th.rseq_area + kRseqOffMmCid, static_cast<uint32_t>(th.mm_cid), 4);
   }
@@ -81,6 +93,7 @@ bool LegacyAbi::Evaluate(Machine& m, int t, bool signal_delivery) const {
   if (ptr != 0) {
     // rseq_get_rseq_cs(): validated on every evaluation, even with ip outside
     // the section (rule 15).
+    if (ptr >= kTaskSize) m.NoteRuleSensitivity(kRuleAddressLimitChecks);
     if (rules_.address_limit_checks && ptr >= kTaskSize) {
       segv = "rseq_cs pointer above TASK_SIZE";
     } else if (!m.UserReadable(ptr, kRseqCsBytes)) {
@@ -93,12 +106,16 @@ bool LegacyAbi::Evaluate(Machine& m, int t, bool signal_delivery) const {
       const uint64_t post_commit_offset = m.Peek(ptr + 16, 8);
       const uint64_t abort_ip = m.Peek(ptr + 24, 8);
       segv = CheckDescriptor(version, start_ip, post_commit_offset, abort_ip, rules_.address_limit_checks);
+      if (segv != CheckDescriptor(version, start_ip, post_commit_offset, abort_ip, !rules_.address_limit_checks)) {
+        m.NoteRuleSensitivity(kRuleAddressLimitChecks);
+      }
       if (segv == nullptr) segv = CheckAbortSignature(m, abort_ip, th.rseq_sig, &why);
       if (segv == nullptr) {
         if (ip - start_ip < post_commit_offset) {
           // In the section (rule 5: unsigned half-open test, in_rseq_cs()).
           // rseq_need_restart() (rules 6, 18).
           const uint32_t flags = cs_flags | static_cast<uint32_t>(m.UserLoad(area + kRseqOffFlags, 4));
+          if (flags != 0) m.NoteRuleSensitivity(kRuleNoRestartFlags);
           bool restart;
           if (rules_.no_restart_flags) {
             constexpr uint32_t kPm = kRseqCsFlagNoRestartOnPreempt | kRseqCsFlagNoRestartOnMigrate;
@@ -144,6 +161,7 @@ int64_t LegacyAbi::SysRseqRegister(Machine& m, int t, uint32_t sig) const {
   m.TouchUser(th.rseq_area, kRseqAreaBytes, true);
   th.rseq_len = kRseqAreaBytes;
   th.rseq_sig = sig;
+  if (m.Peek(th.rseq_area + kRseqOffRseqCs, 8) != 0) m.NoteRuleSensitivity(kRuleClearRseqCsOnRegister);
   if (rules_.clear_rseq_cs_on_register) {
     m.UserStore(th.rseq_area + kRseqOffRseqCs, 0, 8);
     m.LogKernelClear(t);
@@ -163,6 +181,8 @@ int64_t LegacyAbi::SysRseqUnregister(Machine& m, int t, uint32_t sig) const {
   m.TouchUser(a, kRseqAreaBytes, true);
   m.UserStore(a + kRseqOffCpuIdStart, 0, 4);
   m.UserStore(a + kRseqOffCpuId, static_cast<uint32_t>(-1), 4);
+  m.NoteIdsWrite(a + kRseqOffNodeId, 0);
+  m.NoteIdsWrite(a + kRseqOffMmCid, 0);
   if (rules_.node_and_mm_cid) {
     m.UserStore(a + kRseqOffNodeId, 0, 4);
     m.UserStore(a + kRseqOffMmCid, 0, 4);

@@ -39,6 +39,8 @@ class LegacyAbi : public KernelAbi {
  public:
   explicit constexpr LegacyAbi(LegacyRules rules) : rules_(rules) {}
   bool HasNodeAndMmCid() const override { return rules_.node_and_mm_cid; }
+  // Another legacy ABI differs in the LegacyRules fields that differ.
+  std::optional<uint32_t> RulesDifferingFrom(const KernelAbi& other) const override;
   void RseqStartRegistered(Machine& m, int t, bool running) const override;
   void IrqEntryFromUser(Machine&, int) const override {}
   void RseqPreempt(Machine& m, int t) const override;

@@ -67,7 +67,7 @@ TEST(Api, CorrectBuiltinPassesWithTheGoldenExecutionCount) {
   EXPECT_EQ(r.distinct_outcomes, 4u);
   EXPECT_EQ(r.stop_reason, "exhausted");
   EXPECT_EQ(r.bounds, "events<=1");
-  EXPECT_EQ(r.kernel_model, "6.0-6.18 legacy");
+  EXPECT_EQ(r.kernel_model, "6.3-6.18 legacy + mm_cid");
   EXPECT_FALSE(r.counterexample.has_value());
 }
 

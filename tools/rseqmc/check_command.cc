@@ -123,7 +123,7 @@ po::options_description VisibleOptions() {
       ("define,D", po::value<std::vector<std::string>>()->value_name("NAME=VALUE"),
        "Override the scenario constant NAME in every FILE (repeatable). Needs FILE.")
       ("kernel", po::value<std::string>()->value_name("VERSION"),
-       "rseq ABI to model (rseqmc kernels): 4.18 .. 5.19, 6.0 .. 6.18 or 6.19 (default: the running kernel's "
+       "rseq ABI to model (rseqmc kernels): 4.18 .. 5.19, 6.0 .. 6.2, mm_cid (6.3 .. 6.18) or 6.19 (default: the running kernel's "
        "if modelled, else 6.18; without FILE and --kernel, every built-in under every ABI).")
       ("max-steps", po::value<std::string>()->value_name("N"),
        "Instructions per execution before the verdict 'steplimit' (default 100000).")
@@ -236,6 +236,11 @@ struct Target {
   std::string name;  // shown in reports
   Scenario scenario;
   KernelVersion kernel;  // the ABI it is checked under
+  // ABIs of kernel's family (KernelAbi::RulesDifferingFrom) that take this
+  // exploration's verdict when it recorded none of the rules in which they
+  // differ (ExploreResult::rule_sensitivity); the others are explored on
+  // their own. Only for the main job (no FILE, no --kernel, no checkpoint).
+  std::vector<KernelVersion> sharers;
   Verdict expected() const { return scenario.ExpectedOn(kernel.model); }
 };
 
@@ -301,18 +306,38 @@ class Checker {
     double total_s = 0;
     for (size_t i = 0; i < targets_.size() && !interrupted; ++i) {
       const Checked c = CheckOne(i);
-      ++done;
       total_s += c.res.elapsed_s;
-      mismatches += !c.as_expected && !c.interrupted;
-      incomplete += c.incomplete;
       interrupted = c.interrupted;
-      if (a_.html) WriteHtml(targets_[i], c);
-      if (a_.json) {
-        std::cout << Json(targets_[i], c) << "\n";
-      } else if (summary_) {
-        PrintTableLine(targets_[i], c);
-      } else {
-        PrintReport(targets_[i], c);
+      const Target cur = targets_[i];  // targets_ may grow below
+      std::vector<std::pair<Target, Checked>> results{{cur, c}};
+      if (!interrupted) {
+        size_t own = i + 1;  // where a sharer that cannot share is explored: right after
+        for (const KernelVersion& k : cur.sharers) {
+          Target other = cur;
+          other.kernel = k;
+          other.name = other.arg + " @" + k.text;
+          other.sharers.clear();
+          if (Shares(cur, c, k)) {
+            results.emplace_back(other, SharedResult(other, c));
+          } else {
+            targets_.insert(targets_.begin() + static_cast<std::ptrdiff_t>(own++), std::move(other));
+          }
+        }
+      }
+      for (size_t r = 0; r < results.size(); ++r) {
+        const auto& [t, rc] = results[r];
+        ++done;
+        mismatches += !rc.as_expected && !rc.interrupted;
+        incomplete += rc.incomplete;
+        if (a_.html) WriteHtml(t, rc);
+        const std::string shared_from = r == 0 ? "" : cur.kernel.text;
+        if (a_.json) {
+          std::cout << Json(t, rc, shared_from) << "\n";
+        } else if (summary_) {
+          PrintTableLine(t, rc, shared_from);
+        } else {
+          PrintReport(t, rc);
+        }
       }
       std::cout.flush();
     }
@@ -332,6 +357,29 @@ class Checker {
   }
 
  private:
+  // Would ABI k have run exactly the executions of t's exploration c? Yes if
+  // it is of t's family and c recorded none of the rules in which the two
+  // differ: every hook decided under k as under t.kernel.
+  static bool Shares(const Target& t, const Checked& c, const KernelVersion& k) {
+    const std::optional<uint32_t> differ = AbiFor(t.kernel.model).RulesDifferingFrom(AbiFor(k.model));
+    return differ.has_value() && (*differ & c.res.rule_sensitivity) == 0;
+  }
+
+  // c (explored under another ABI that Shares it) as the result of `other`:
+  // the same verdict against other's expectation, the same counterexample
+  // with other's ABI in its token (it replays there to the same execution).
+  static Checked SharedResult(const Target& other, const Checked& c) {
+    Checked s = c;
+    s.as_expected = s.found == other.expected();
+    if (s.cx) {
+      s.cx->schedule.kernel = other.kernel.model;
+      s.cx->run.schedule.kernel = other.kernel.model;
+      s.cx->token = EncodeSchedule(other.scenario, s.cx->schedule);
+      s.as_expected = s.as_expected && s.cx->deterministic;
+    }
+    return s;
+  }
+
   ExploreOptions Options(size_t i) {
     ExploreOptions o;
     o.strategy = a_.strategy;
@@ -518,9 +566,18 @@ class Checker {
                 "FOUND", "RESULT", "EXECUTIONS", "OUTCOMES", "TIME", "COUNTEREXAMPLE");
   }
 
-  void PrintTableLine(const Target& t, const Checked& c) {
+  // shared_from: the ABI whose exploration t shares ("" if its own); such a
+  // line says so instead of a time.
+  void PrintTableLine(const Target& t, const Checked& c, const std::string& shared_from = "") {
     std::string cx;
     if (c.cx) cx = c.cx->token + " (" + Plural(c.cx->stats.events_after, "event") + ")";
+    if (!shared_from.empty()) {
+      cx = "shares the exploration of @" + shared_from + (cx.empty() ? "" : "; " + cx);
+      std::printf("%-*s  %-14s %-14s %-11s %11s %8s %10s  %s\n", static_cast<int>(NameWidth()), t.name.c_str(),
+                  ExpectText(t.expected()).c_str(), ExpectText(c.found).c_str(), ResultWord(c).c_str(), "=", "=",
+                  "0.00 s", cx.c_str());
+      return;
+    }
     std::printf("%-*s  %-14s %-14s %-11s %11llu %8llu %10s  %s\n", static_cast<int>(NameWidth()), t.name.c_str(),
                 ExpectText(t.expected()).c_str(), ExpectText(c.found).c_str(), ResultWord(c).c_str(),
                 static_cast<unsigned long long>(c.res.executions),
@@ -555,7 +612,8 @@ class Checker {
                 argv0_.c_str(), argv0_.c_str());
   }
 
-  std::string Json(const Target& t, const Checked& c) const {
+  // shared_from: the ABI whose exploration t shares ("" if its own).
+  std::string Json(const Target& t, const Checked& c, const std::string& shared_from = "") const {
     auto bound = [](uint32_t v) { return v == kUnbounded ? std::string("null") : std::to_string(v); };
     const ExploreResult& r = c.res;
     const bool sampling = a_.strategy == StrategyKind::kRandom || a_.strategy == StrategyKind::kPct;
@@ -578,7 +636,8 @@ class Checker {
       << ",\"max_depth\":" << r.max_depth << ",\"states\":" << r.states << ",\"bound_level\":" << r.bound_level
       << ",\"complete\":" << (r.complete ? "true" : "false") << ",\"stop_reason\":" << JsonQuote(r.stop_reason)
       << ",\"interrupted\":" << (c.interrupted ? "true" : "false")
-      << ",\"resumed_executions\":" << r.resumed_executions << ",\"elapsed_s\":" << elapsed;
+      << ",\"resumed_executions\":" << r.resumed_executions << ",\"elapsed_s\":" << elapsed
+      << ",\"explored_under\":" << JsonQuote(shared_from.empty() ? t.kernel.text : shared_from);
     if (c.cx) {
       const Counterexample& cx = *c.cx;
       j << ",\"counterexample\":{\"token\":" << JsonQuote(cx.token) << ",\"events\":" << cx.stats.events_after
@@ -615,6 +674,34 @@ class Checker {
   bool progress_shown_ = false;
 };
 
+// Makes the targets [first, end) of one scenario that are of one ABI family
+// (KernelAbi::RulesDifferingFrom) sharers of one of them: the default ABI
+// (KernelVersion{}) if it is in the family, else the first; that target
+// moves to the family's first place.
+void GroupSharers(std::vector<Target>& targets, size_t first) {
+  for (size_t r = first; r < targets.size(); ++r) {
+    const KernelAbi& rep = AbiFor(targets[r].kernel.model);
+    std::vector<size_t> family;
+    for (size_t j = r + 1; j < targets.size(); ++j) {
+      if (rep.RulesDifferingFrom(AbiFor(targets[j].kernel.model))) family.push_back(j);
+    }
+    if (family.empty()) continue;
+    size_t lead = r;
+    for (size_t j : family) {
+      if (&AbiFor(targets[j].kernel.model) == &AbiFor(KernelVersion{}.model)) lead = j;  // the default ABI leads
+    }
+    std::vector<Target> group;
+    group.push_back(std::move(targets[lead]));
+    if (lead != r) group.push_back(std::move(targets[r]));
+    for (size_t j : family) {
+      if (j != lead) group.push_back(std::move(targets[j]));
+    }
+    for (size_t g = 1; g < group.size(); ++g) group[0].sharers.push_back(group[g].kernel);
+    for (auto it = family.rbegin(); it != family.rend(); ++it) targets.erase(targets.begin() + static_cast<std::ptrdiff_t>(*it));
+    targets[r] = std::move(group[0]);
+  }
+}
+
 // FILEs under --kernel (default: the running kernel's ABI); without FILE
 // every built-in under --kernel, or, without --kernel, under every ABI
 // (`rseqmc kernels`) that can run it (KernelAbi::NotApplicable), each
@@ -627,21 +714,23 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
       const Scenario s = ParseScenario(b.text, b.path);
       if (a.kernel) {
         if (AbiFor(chosen.model).NotApplicable(s)) continue;
-        targets.push_back({b.name, b.name, s, chosen});
+        targets.push_back({b.name, b.name, s, chosen, {}});
         continue;
       }
+      const size_t first = targets.size();
       for (const KernelAbi* abi : AllAbis()) {
         if (abi->NotApplicable(s)) continue;  // e.g. a 2015-RFC program on a merged kernel
         const KernelVersion k{abi->info().model, abi->info().name};
-        targets.push_back({b.name, b.name + " @" + k.text, s, k});
+        targets.push_back({b.name, b.name + " @" + k.text, s, k, {}});
       }
+      if (!a.checkpoint) GroupSharers(targets, first);
     }
     return targets;
   }
   for (const std::string& f : a.files) {
     Scenario s = LoadScenario(f, a.defines);
     const KernelVersion k = ChosenKernel(a.kernel, s);
-    targets.push_back({f, f, std::move(s), k});
+    targets.push_back({f, f, std::move(s), k, {}});
   }
   return targets;
 }
