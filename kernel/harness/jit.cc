@@ -775,6 +775,12 @@ void JitProgram::Compile() {
         g.syscall();
         store_r0();
         break;
+      case Op::kClock:
+      case Op::kWork:
+        // Simulated-time operations (sim/timed_scheduler.h): the cross-check
+        // compares memory and control flow, never time.
+        throw HarnessError(std::string("`") + OpName(in.op) +
+                           "` is a simulated-time operation (rseqmc simulate); the real-kernel harness does not run it");
       case Op::kRfcRegion:
       case Op::kRfcCpuPtr:
         // The 2015 RFC's system call exists only in a patched kernel (the
