@@ -1258,6 +1258,8 @@ void Parser::ParseInstrOperands(FunctionBuilder& f, const Token& op_tok, uint32_
       break;
     }
     case Op::kSleep: f.Sleep(RegOrImm()); break;
+    case Op::kClock: f.Clock(); break;
+    case Op::kWork: f.Work(RegOrImm()); break;
     case Op::kRseqRegister: f.RseqRegister(AtEnd() ? kRseqSig : ImmU32("signature")); break;
     case Op::kRseqUnregister: f.RseqUnregister(AtEnd() ? kRseqSig : ImmU32("signature")); break;
     case Op::kAssert: {

@@ -106,6 +106,7 @@ class InstrPrinter {
       case Op::kFence:
       case Op::kSchedYield:
       case Op::kGetcpu:
+      case Op::kClock:
       case Op::kNop: return m;
       case Op::kRseqLoad:
         return m + " " + RegName(in.rd) + ", " + RseqFieldName(static_cast<RseqField>(in.aux));
@@ -120,7 +121,8 @@ class InstrPrinter {
       case Op::kXadd:
       case Op::kXchg: return m + " " + RegName(in.rd) + ", " + MemText(in) + ", " + RegName(in.rt);
       case Op::kSchedSetaffinity:
-      case Op::kSleep: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
+      case Op::kSleep:
+      case Op::kWork: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
       case Op::kFutexWait:
       case Op::kFutexWake: return m + " " + RegName(in.rs) + ", " + Second(in);
       case Op::kTgkill: return m + " " + TgkillTarget(in) + ", " + SignalText(in.aux);

@@ -37,11 +37,18 @@
 // when every CPU is idle, to the earliest sleeper's wake time. So a sleep
 // lasts "until nothing else can run and the clock reaches its end": the order
 // of wake-ups is that of the deadlines, whatever the instruction counts.
+// Under a time-driven scheduler (Scheduler::clock(), sim/timed_scheduler.h)
+// instructions take the time its cost model says: a sleep's deadline starts
+// from the sleeper's CPU clock, sleepers wake as soon as no CPU can run
+// anything earlier (WakeDue), and woken threads go where SelectTaskRq puts
+// them.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/kernel/abi.h"
 #include "sim/machine.h"
@@ -98,8 +105,10 @@ int64_t Machine::Sleep(int t, int64_t ns) {
   // hrtimer_nanosleep() -> hrtimer_set_expires_range_ns() -> ktime_add_safe()
   // (kernel/time/hrtimer.c): the deadline saturates at KTIME_MAX (INT64_MAX).
   constexpr uint64_t kKtimeMax = static_cast<uint64_t>(INT64_MAX);
-  const uint64_t left = now_ns_ >= kKtimeMax ? 0 : kKtimeMax - now_ns_;
-  threads_[t].wake_at_ns = static_cast<uint64_t>(ns) >= left ? kKtimeMax : now_ns_ + static_cast<uint64_t>(ns);
+  const uint64_t now = ClockNs(threads_[t].cpu);
+  const uint64_t left = now >= kKtimeMax ? 0 : kKtimeMax - now;
+  threads_[t].wake_at_ns = static_cast<uint64_t>(ns) >= left ? kKtimeMax : now + static_cast<uint64_t>(ns);
+  next_due_ns_ = std::min(next_due_ns_, threads_[t].wake_at_ns);
   BlockRunning(t, ThreadState::kSleeping);
   return 0;
 }
@@ -124,6 +133,15 @@ void Machine::Wake(int t, int64_t ret, int waker) {
   SimThread& th = threads_[t];
   th.state = ThreadState::kRunnable;
   th.cur().r[0] = ret;
+  if (clock_ != nullptr) {
+    // select_task_rq() may pick another CPU: set_task_cpu() -> rseq_migrate().
+    const int to = clock_->SelectTaskRq(t, th.cpu);
+    if (to != th.cpu) {
+      abi_->RseqMigrate(*this, t);
+      if (record_) Record(TraceKind::kMigrate, th.cpu, t, th.cur().pc, to);
+      th.cpu = to;
+    }
+  }
   if (record_) Record(TraceKind::kWake, th.cpu, t, th.cur().pc, waker, ret);
   Enqueue(th.cpu, t);
   if (cpus_[last_cpu_].running < 0) last_cpu_ = th.cpu;
@@ -151,9 +169,30 @@ void Machine::OnAllIdle() {
     return;
   }
   now_ns_ = due;
+  next_due_ns_ = 0;  // rescanned by the next timed decision
   for (int u = 0; u < num_threads(); ++u) {
     if (threads_[u].state == ThreadState::kSleeping && threads_[u].wake_at_ns == due) Wake(u, 0, -1);
   }
+}
+
+void Machine::WakeDue(uint64_t horizon_ns) {
+  std::vector<std::pair<uint64_t, int>> due;
+  uint64_t next = ~0ull;
+  for (int u = 0; u < num_threads(); ++u) {
+    const SimThread& th = threads_[u];
+    if (th.state != ThreadState::kSleeping) continue;
+    if (th.wake_at_ns <= horizon_ns) {
+      due.emplace_back(th.wake_at_ns, u);
+    } else {
+      next = std::min(next, th.wake_at_ns);
+    }
+  }
+  std::sort(due.begin(), due.end());
+  for (const auto& [at, u] : due) {
+    now_ns_ = std::max(now_ns_, at);
+    Wake(u, 0, -1);
+  }
+  next_due_ns_ = next;
 }
 
 bool Machine::CheckStepBudget() {

@@ -271,8 +271,14 @@ FunctionBuilder& FunctionBuilder::FutexWake(int addr_reg, Operand count) {
   return Push(in);
 }
 
-FunctionBuilder& FunctionBuilder::Sleep(Operand ns) {
-  Instr in = Make(Op::kSleep);
+FunctionBuilder& FunctionBuilder::Sleep(Operand ns) { return PushTimed(Op::kSleep, ns); }
+
+FunctionBuilder& FunctionBuilder::Clock() { return Push(Make(Op::kClock)); }
+
+FunctionBuilder& FunctionBuilder::Work(Operand ns) { return PushTimed(Op::kWork, ns); }
+
+FunctionBuilder& FunctionBuilder::PushTimed(Op op, Operand ns) {
+  Instr in = Make(op);
   if (ns.is_imm) {
     in.use_imm = true;
     in.imm = ns.imm;

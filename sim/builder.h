@@ -121,6 +121,10 @@ class FunctionBuilder {
   FunctionBuilder& FutexWake(int addr_reg, Operand count);
   // nanosleep for `ns` nanoseconds of simulated time.
   FunctionBuilder& Sleep(Operand ns);
+  // r0 := CLOCK_MONOTONIC in ns (sim/ir.h Op::kClock).
+  FunctionBuilder& Clock();
+  // `ns` nanoseconds of user computation (sim/ir.h Op::kWork).
+  FunctionBuilder& Work(Operand ns);
   FunctionBuilder& RseqRegister(uint32_t sig = kRseqSig);
   FunctionBuilder& RseqUnregister(uint32_t sig = kRseqSig);
   // restartable_sequences(0, 0, start, end, restart) of the 2015 RFC for the
@@ -145,6 +149,8 @@ class FunctionBuilder {
   friend class ScenarioBuilder;
   FunctionBuilder& MemOp(Op op, int r, Mem m, int rt);
   FunctionBuilder& Push(Instr in, std::string ref = "");
+  // An instruction whose one operand is a duration in ns (sleep, work).
+  FunctionBuilder& PushTimed(Op op, Operand ns);
   struct PendingRef {
     size_t instr;       // index into instrs_
     std::string name;   // label / function / symbol / descriptor / thread

@@ -120,6 +120,8 @@ const char* OpName(Op op) {
     case Op::kSleep: return "sleep";
     case Op::kRfcRegion: return "rfc_region";
     case Op::kRfcCpuPtr: return "rfc_cpu_ptr";
+    case Op::kClock: return "clock";
+    case Op::kWork: return "work";
     case Op::kRseqRegister: return "rseq_register";
     case Op::kRseqUnregister: return "rseq_unregister";
     case Op::kAssert: return "assert";

@@ -156,8 +156,18 @@ enum class Op : uint8_t {
   // op 1: set the caller's CPU pointer to rs (use_imm: imm; 0 = NULL
   // unregisters). r0 := 0 or -EINVAL.
   kRfcCpuPtr,
+  // Simulated time (sim/timed_scheduler.h). clock_gettime(CLOCK_MONOTONIC)
+  // through the vDSO (no system call, no scheduling event): r0 := the
+  // thread's CPU clock in ns under a time-driven scheduler, else the
+  // simulated clock of sim/blocking.cc (which moves only when every CPU idles).
+  kClock,
+  // User computation that takes rs (use_imm: imm) ns of CPU time and touches
+  // no memory or register: a request's own work in a workload. Under a
+  // time-driven scheduler its CPU's clock moves by that much; otherwise it is a
+  // no-op step. Negative values count as 0.
+  kWork,
 };
-inline constexpr Op kLastOp = Op::kRfcCpuPtr;
+inline constexpr Op kLastOp = Op::kWork;
 
 // Comparison used by kAssert (branches encode theirs in the opcode).
 enum class CmpKind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLtu, kLeu, kGtu, kGeu };

@@ -151,6 +151,7 @@ void Machine::Attach(Scheduler* scheduler, ExecutionResult* out) {
   out_ = out;
   record_ = opt_.record_trace;
   fp_on_ = scheduler->WantsFootprints();
+  clock_ = scheduler->clock();
   fp_.Clear();
   acc_ = opt_.record_accesses;
   out->accesses_recorded = acc_;
@@ -246,6 +247,7 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   std::copy(std::begin(ck.events), std::end(ck.events), std::begin(events_));
   total_events_ = ck.total_events;
   now_ns_ = ck.now_ns;
+  next_due_ns_ = 0;  // unknown: the next timed decision rescans the sleepers
   wait_seq_ = ck.wait_seq;
   wakes_ = ck.wakes;
   mid_taken_ = ck.mid_taken;
@@ -335,6 +337,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   steps_ = 0;
   boundary_ = 0;
   now_ns_ = 0;
+  next_due_ns_ = ~0ull;
   wait_seq_ = 0;
   wakes_ = 0;
   step_check_ = opt_.max_steps / 2;
@@ -445,6 +448,7 @@ bool Machine::Boundary(int self) {
 int Machine::Decide() {
   if (finished_) return -1;
   if (steps_ >= step_check_ && !CheckStepBudget()) return -1;
+  if (clock_ != nullptr && next_due_ns_ <= clock_->HorizonNs()) WakeDue(clock_->HorizonNs());
   int cpu;
   for (;;) {
     if (sched_->defaults_ahead > 0) {
@@ -1010,6 +1014,7 @@ bool Machine::ForceSigFault(int t, const std::string& reason) {
   case Op::kRseqAddr: r[in.rd] = static_cast<int64_t>(AreaAddress(t)); break;                                    \
   case Op::kSig:                                                                                                 \
   case Op::kFence:                                                                                               \
+  case Op::kWork: /* its time is the scheduler's (sim/timed_scheduler.h) */                           \
   case Op::kNop: break;
 
 // The memory instructions, as switch case labels (Step and RunPlain).
@@ -1347,6 +1352,9 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
     }
     case Op::kGetcpu:
       ret = th.cpu;
+      break;
+    case Op::kClock:
+      ret = static_cast<int64_t>(ClockNs(th.cpu));
       break;
     case Op::kFutexWait:
       ret = FutexWait(t, static_cast<uint64_t>(c.r[in.rs]), static_cast<uint32_t>(in.use_imm ? in.imm : c.r[in.rt]));

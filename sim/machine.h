@@ -425,6 +425,13 @@ class Machine {
   // Makes blocked/sleeping thread t runnable on its CPU with r0 := ret
   // (try_to_wake_up; the thread stays on its last CPU).
   void Wake(int t, int64_t ret, int waker);
+  // The time a thread on `cpu` reads: the time-driven scheduler's clock
+  // (SimClock::NowNs), else now_ns_.
+  uint64_t ClockNs(int cpu) const { return clock_ != nullptr ? clock_->NowNs(cpu) : now_ns_; }
+  // Under a time-driven scheduler: wakes every sleeper whose deadline is at
+  // or before `horizon_ns`, earliest deadline first (then thread index), and
+  // recomputes next_due_ns_.
+  void WakeDue(uint64_t horizon_ns);
   // Every CPU is idle while threads live: the simulated clock jumps to the
   // earliest sleeper's wake time and wakes every sleeper due then (thread
   // order); with no sleeper every live thread waits on a futex: kDeadlock.
@@ -485,6 +492,8 @@ class Machine {
   // Blocking and the simulated clock (sim/blocking.cc). Instructions take no
   // simulated time: the clock moves only when every CPU is idle (OnAllIdle).
   uint64_t now_ns_ = 0;
+  const SimClock* clock_ = nullptr;  // Scheduler::clock() of this execution
+  uint64_t next_due_ns_ = ~0ull;     // no sleeper is due before this (may be early, never late)
   uint64_t wait_seq_ = 0;      // next FUTEX_WAIT's FIFO position
   uint64_t wakes_ = 0;         // futex wakes that woke a thread (progress)
   // The step budget: step_check_ is max_steps / 2, then max_steps. At the

@@ -90,8 +90,32 @@ class ChoiceView {
   const Machine& m_;
 };
 
+// Simulated time kept by a time-driven scheduler (sim/timed_scheduler.h).
+// Without one (Scheduler::clock() == nullptr) instructions take no time and
+// the machine's clock moves only when every CPU idles (sim/blocking.cc).
+// With one, the machine asks it for the time a thread sees (`clock`, the
+// start of a `sleep`), wakes every sleeper whose deadline is at or before
+// HorizonNs() before each decision, and lets it place woken threads.
+class SimClock {
+ public:
+  virtual ~SimClock() = default;
+  // CLOCK_MONOTONIC in ns as a thread running on `cpu` reads it now.
+  virtual uint64_t NowNs(int cpu) const = 0;
+  // The simulated time of the next instruction any CPU will run: nothing
+  // earlier can happen any more, so sleepers due by then wake now (in
+  // deadline order). Only asked while some CPU has a thread to run.
+  virtual uint64_t HorizonNs() const = 0;
+  // The CPU a woken thread `t` (last on `prev_cpu`) is queued on:
+  // try_to_wake_up() -> select_task_rq() (kernel/sched/core.c). Must be
+  // allowed by the thread's affinity.
+  virtual int SelectTaskRq(int t, int prev_cpu) const = 0;
+};
+
 class Scheduler {
  public:
+  // The scheduler's simulated time, or nullptr (the default: untimed).
+  virtual const SimClock* clock() const { return nullptr; }
+
   virtual ~Scheduler() = default;
   // Called once before an execution starts.
   virtual void BeginExecution(const Machine& /*m*/) {}

@@ -156,7 +156,7 @@ std::string InstrText(const Scenario& s, uint32_t i) {
              SignalName(in.aux);
     case Op::kRfcRegion: return t + " " + DescriptorName(p, in.target);
     case Op::kRfcCpuPtr: return t + " " + (in.use_imm ? Hex(static_cast<uint64_t>(in.imm)) : Reg(in.rs));
-    case Op::kMembarrierRseq: case Op::kSleep: return t + " " + (in.use_imm ? Dec(in.imm) : Reg(in.rs));
+    case Op::kMembarrierRseq: case Op::kSleep: case Op::kWork: return t + " " + (in.use_imm ? Dec(in.imm) : Reg(in.rs));
     case Op::kFutexWait: case Op::kFutexWake: return t + " " + Reg(in.rs) + ", " + SecondOperand(in);
     case Op::kAssert: {
       std::string a = t + " " + Reg(in.rs) + " " + CmpName(static_cast<CmpKind>(in.aux)) + " " + SecondOperand(in);
@@ -164,7 +164,7 @@ std::string InstrText(const Scenario& s, uint32_t i) {
       return a;
     }
     case Op::kObserve: return t + " " + StringAt(p, in.target) + ", " + Reg(in.rs);
-    case Op::kRet: case Op::kFence: case Op::kSchedYield: case Op::kGetcpu: case Op::kNop:
+    case Op::kRet: case Op::kFence: case Op::kSchedYield: case Op::kGetcpu: case Op::kClock: case Op::kNop:
       return t;
   }
   return t;

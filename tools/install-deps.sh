@@ -15,7 +15,7 @@ packages=(
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   libxbyak-dev libzydis-dev libxxhash-dev libelf-dev
   clang libclang-rt-14-dev
-  python3-matplotlib  # tools/mmap-seed/seed-table --chart
+  python3-matplotlib  # tools/mmap-seed/seed-table --chart, tools/alloc/report
 )
 # The browser test of the HTML timeline viewer (about 100 MB): optional, so
 # that the README's first command stays quick.

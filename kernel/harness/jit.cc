@@ -782,6 +782,12 @@ void JitProgram::Compile() {
         g.syscall();
         store_r0();
         break;
+      case Op::kClock:
+      case Op::kWork:
+        // Simulated-time operations (sim/timed_scheduler.h): the cross-check
+        // compares memory and control flow, never time.
+        throw HarnessError(std::string("`") + OpName(in.op) +
+                           "` is a simulated-time operation (rseqmc simulate); the real-kernel harness does not run it");
       case Op::kRfcRegion: {
         // restartable_sequences(0, 0, start, end, restart) of the 2015 RFC
         // (kernel/patches/0001, x86-64 number 335): the region is the x86

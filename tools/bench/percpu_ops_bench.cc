@@ -35,6 +35,8 @@
 #include <cstring>
 #include <string>
 
+#include "tools/bench/rseq_area.h"
+
 namespace rseqmc {
 namespace {
 
@@ -159,17 +161,6 @@ void CounterBench(benchmark::State& state) {
 
 // ---- 1. rseq --------------------------------------------------------------
 
-// A struct rseq of our own, for a thread glibc did not register.
-struct OwnRseq {
-  struct rseq area {};
-  bool tried = false;
-  int error = 0;
-  ~OwnRseq() {
-    if (tried && error == 0) syscall(SYS_rseq, &area, sizeof area, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
-  }
-};
-thread_local OwnRseq own_rseq;
-
 PaddedLong rseq_counters[kMaxCpus];
 
 struct RseqMethod {
@@ -187,26 +178,10 @@ struct RseqMethod {
     *why = "the rseq critical section is written for x86-64 only";
     return false;
 #else
-    if (__rseq_size != 0) {
-      t->rs = reinterpret_cast<struct rseq*>(static_cast<char*>(__builtin_thread_pointer()) + __rseq_offset);
-      if (static_cast<int>(t->rs->cpu_id) >= 0) return true;
-      *why = "glibc reports an rseq area (__rseq_size " + std::to_string(__rseq_size) +
-             ") but its cpu_id is " + std::to_string(static_cast<int>(t->rs->cpu_id)) +
-             " (registration failed)";
-      return false;
-    }
-    if (!own_rseq.tried) {
-      own_rseq.tried = true;
-      own_rseq.area.cpu_id = static_cast<uint32_t>(RSEQ_CPU_ID_UNINITIALIZED);
-      if (syscall(SYS_rseq, &own_rseq.area, sizeof own_rseq.area, 0, RSEQ_SIG) != 0) own_rseq.error = errno;
-    }
-    if (own_rseq.error != 0) {
-      *why = std::string("glibc did not register rseq (__rseq_size 0) and rseq(2) failed: ") +
-             std::strerror(own_rseq.error);
-      return false;
-    }
-    t->rs = &own_rseq.area;
-    t->own = true;
+    const ThreadRseq r = CurrentThreadRseq(why);
+    if (r.area == nullptr) return false;
+    t->rs = r.area;
+    t->own = r.own;
     return true;
 #endif
   }

@@ -59,6 +59,12 @@ std::string KernelsHelp();
 int DiffKernelsCommand(const std::vector<std::string>& args, const std::string& argv0);
 std::string DiffKernelsHelp();
 
+// `rseqmc simulate FILE --cost-model FILE [--seed N]`: one execution in
+// simulated time (sim/timed_scheduler.h) with its throughput, latency, idle %
+// and memory figures. Exit 0 pass, 1 failing verdict, 2 usage/input error.
+int SimulateCommand(const std::vector<std::string>& args);
+std::string SimulateHelp();
+
 }  // namespace rseqmc::cli
 
 #endif  // RSEQMC_TOOLS_RSEQMC_COMMANDS_H_

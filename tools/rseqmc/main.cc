@@ -41,6 +41,8 @@ std::string Overview() {
          "                                     ELF file into the IR and list them\n"
          "  rseqmc kernels                     list the kernel rseq ABIs that --kernel selects\n"
          "  rseqmc diff-kernels A B FILE       outcomes one kernel ABI reaches and the other does not\n"
+         "  rseqmc simulate FILE --cost-model FILE  one execution in simulated time: throughput,\n"
+         "                                     p50/p99 latency, CPU idle %, memory\n"
          "  rseqmc help [COMMAND]              show help (all commands, or one)\n"
          "\n"
          "FILE is a scenario file in the .rsq format (scenarios/README.md) or the name of a\n"
@@ -49,7 +51,7 @@ std::string Overview() {
 
 std::string FullHelp() {
   return Overview() + "\n" + CheckHelp() + "\n" + RunHelp() + "\n" + ReplayHelp() + "\n" + CrosscheckHelp() + "\n" + ListHelp() + "\n" +
-         ImportHelp() + "\n" + KernelsHelp() + "\n" + DiffKernelsHelp();
+         ImportHelp() + "\n" + KernelsHelp() + "\n" + DiffKernelsHelp() + "\n" + SimulateHelp();
 }
 
 int HelpCommand(const std::vector<std::string>& args) {
@@ -74,10 +76,12 @@ int HelpCommand(const std::vector<std::string>& args) {
     std::cout << KernelsHelp();
   } else if (args[0] == "diff-kernels") {
     std::cout << DiffKernelsHelp();
+  } else if (args[0] == "simulate") {
+    std::cout << SimulateHelp();
   } else if (args[0] == "help") {
     std::cout << Overview();
   } else {
-    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, help)");
+    throw UsageError("no command '" + args[0] + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, simulate, help)");
   }
   return kExitPass;
 }
@@ -93,7 +97,7 @@ int Main(int argc, char** argv) {
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   const bool known = command == "check" || command == "run" || command == "replay" || command == "crosscheck" || command == "list" ||
-                     command == "import" || command == "kernels" || command == "diff-kernels" || command == "help";
+                     command == "import" || command == "kernels" || command == "diff-kernels" || command == "simulate" || command == "help";
   try {
     if (command == "check") return CheckCommand(rest, argv0);
     if (command == "run") return RunCommand(rest, argv0);
@@ -103,9 +107,10 @@ int Main(int argc, char** argv) {
     if (command == "import") return ImportCommand(rest);
     if (command == "kernels") return KernelsCommand(rest);
     if (command == "diff-kernels") return DiffKernelsCommand(rest, argv0);
+    if (command == "simulate") return SimulateCommand(rest);
     if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
     if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
-    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, help)");
+    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, simulate, help)");
   } catch (const UsageError& e) {
     std::cout.flush();
     std::cerr << "rseqmc" << (known ? " " + command : std::string()) << ": " << e.what() << "\n"
