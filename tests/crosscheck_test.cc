@@ -430,14 +430,6 @@ TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
       continue;
     }
     EXPECT_EQ(r.skipped, "") << b.name;
-    if (b.name == "alloc_percpu_mutex") {
-      // KNOWN MODEL DISAGREEMENT (issue 12 report, for the kernel-model
-      // owners): in the random sample rsq1.o5unpwkCAiBAAALAAQs (a preemption,
-      // then SIGUSR1 while w1 sleeps in futex_wait) the kernel returns from
-      // futex_wait, the simulator keeps w1 waiting. At most that one sample.
-      EXPECT_LE(r.disagreements, 1u) << b.name;
-      continue;
-    }
     EXPECT_EQ(r.disagreements, 0u) << b.name << ": " << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
     // Every run was compared: the default execution, each single-event
     // schedule and each sample; a livelock or a deadlock too (Plan::open_end),
