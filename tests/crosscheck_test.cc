@@ -1366,5 +1366,17 @@ TEST(CrosscheckCli, ScenariosOfAnotherAbiAreSkipped) {
   EXPECT_NE(res.out.find("0 scenarios cross-checked, 0 with disagreements, 2 skipped"), std::string::npos) << res.out;
 }
 
+// `clock` and `work` exist only in simulated time: the cross-check skips such
+// a scenario with the reason (exit 77) and goes on with the next one, where it
+// used to stop the whole run with an internal error (exit 3).
+TEST(CrosscheckCli, SimulatedTimeOperationsAreSkipped) {
+  testing::CliResult res = testing::RunCli({"crosscheck", testing::Fixture("simulated_time.rsq")});
+  EXPECT_EQ(res.code, 77) << res.out << res.err;
+  EXPECT_NE(res.out.find("skipped: the scenario uses `clock` (at worker), a simulated-time operation of `rseqmc "
+                         "simulate` that has no real-kernel counterpart"),
+            std::string::npos)
+      << res.out;
+}
+
 }  // namespace
 }  // namespace rseqmc::harness

@@ -657,6 +657,16 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
     rep.skipped = std::string("not a program of the ") + KernelModelName(o.kernel.model) + " ABI: " + no->message;
     return rep;
   }
+  // `clock` and `work` exist only in simulated time (rseqmc simulate,
+  // sim/timed_scheduler.h); the JIT has no kernel counterpart for them.
+  for (uint32_t i = 0; i < s.program.code.size(); ++i) {
+    const Op op = s.program.code[i].op;
+    if (op == Op::kClock || op == Op::kWork) {
+      rep.skipped = std::string("the scenario uses `") + OpName(op) + "` (at " + s.program.DescribeIndex(i) +
+                    "), a simulated-time operation of `rseqmc simulate` that has no real-kernel counterpart";
+      return rep;
+    }
+  }
   rep.skipped = HarnessUnavailableReason(s, /*need_ptrace=*/o.mode != CrosscheckMode::kStress);
   if (rep.skipped.empty() && o.mode != CrosscheckMode::kStress) {
     // The tracer takes every SIGTRAP for one of its own stops (int3).
