@@ -437,12 +437,19 @@ TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
     // timeout on a loaded host) is no result either way.
     // A program that reads mm_cid: a run where the kernel's concurrency ID
     // sent a thread down another path is not comparable (kernel/README.md).
+    // That happened in 20 of 461 runs here (4 %), and in 2 of 41 under ASan;
+    // at that rate more than a quarter of the runs is a chance of about 1e-5
+    // in the 41 ASan runs.
+    const uint64_t runs = 1 + r.single_events_run + o.samples;
     if (b.name != "mm_cid_counter") {
       EXPECT_EQ(r.not_comparable, 0u) << b.name;
+    } else {
+      EXPECT_LE(r.not_comparable, runs / 4) << b.name;
     }
-    EXPECT_EQ(r.compared + r.harness_errors + r.not_comparable, 1 + r.single_events_run + o.samples) << b.name;
+    EXPECT_EQ(r.compared + r.harness_errors + r.not_comparable, runs) << b.name;
     EXPECT_LE(r.harness_errors, 1u) << b.name;
-    EXPECT_GT(r.compared, o.single_events ? 50u : o.samples - 1) << b.name;  // ASan: samples only
+    // Nearly every run gave a result (ASan: samples only).
+    EXPECT_GT(r.compared + r.not_comparable, o.single_events ? 50u : o.samples - 1) << b.name;
     // A difference that did not repeat (a preemption by another process) is
     // flaky: neither agreement nor disagreement. About 1 run in 1,000 here,
     // more under ASan (each run lasts longer, so the tick finds another
