@@ -131,6 +131,9 @@ bool ReadsMmCid(const Scenario& s) {
   return false;
 }
 
+// Does kernel model m write struct rseq's mm_cid (6.3 and later)?
+bool WritesMmCid(KernelModel m) { return m == KernelModel::kMmCid || m == KernelModel::k619; }
+
 // CompareRuns' prefix for a program that reads mm_cid and took another path
 // on the kernel: the kernel gave a thread another concurrency ID than the
 // model (or changed it where the model did not), so a compare at start_ip went
@@ -712,6 +715,14 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
     }
   }
   if (!rep.skipped.empty()) return rep;
+  // mm_cid exists from 6.3 on. The patched 6.1 guest offers 6.19's ID policy
+  // (patch 0002) but no mm_cid: a program that reads it is compared only
+  // where the running kernel and the model both write it, or both do not.
+  if (ReadsMmCid(s) && WritesMmCid(o.kernel.model) && !WritesMmCid(DefaultKernelVersion().model)) {
+    rep.skipped = std::string("the scenario reads mm_cid, which the ") + KernelModelName(o.kernel.model) +
+                  " model writes and this " + KernelRelease() + " kernel does not have (mm_cid: 6.3 and later)";
+    return rep;
+  }
   {
     const KernelVersion running = DefaultKernelVersion();
     if (!RunningKernelOffers(o.kernel.model)) {
