@@ -132,7 +132,7 @@ bool ReadsMmCid(const Scenario& s) {
 }
 
 // Does kernel model m write struct rseq's mm_cid (6.3 and later)?
-bool WritesMmCid(KernelModel m) { return m == KernelModel::kMmCid || m == KernelModel::k619; }
+bool WritesMmCid(KernelModel m) { return AbiFor(m).HasNodeAndMmCid(); }
 
 // CompareRuns' prefix for a program that reads mm_cid and took another path
 // on the kernel: the kernel gave a thread another concurrency ID than the
