@@ -426,14 +426,17 @@ static int upstream_abi(struct abi_result *r, const char *policy)
  * rseqmc crosscheck --kernel rfc2015 of the RFC's built-ins against patch
  * 0001 (the others either use struct rseq, which the RFC lacks, or no rseq
  * at all, and are cross-checked in the 6.x rounds):
- * 0 disagreements, and every planted bug (buggy/rfc2015_cpu_read_outside)
+ * 0 disagreements, and every planted bug (buggy/rfc2015_cpu_read_outside,
+ * buggy/alloc_rfc2015_stale_cpu)
  * fails on the kernel as in the model on at least one schedule.
  */
 static int rfc2015_crosscheck(struct abi_result *r)
 {
 	char *argv[] = { "/bin/rseqmc", "crosscheck", "--json", "--kernel",
 			 "rfc2015", "rfc2015_selftest",
-			 "buggy/rfc2015_cpu_read_outside", "--samples",
+			 "buggy/rfc2015_cpu_read_outside",
+			 "alloc_percpu_rfc2015",
+			 "buggy/alloc_rfc2015_stale_cpu", "--samples",
 			 (char *)env("rseqmc_samples", "20"),
 			 "--max-single-events",
 			 (char *)env("rseqmc_max_single_events", "0"), NULL };
