@@ -237,6 +237,12 @@ TimedReport SimulateTimed(const Scenario& s, const CostModel& cost, const TimedR
                        "name a `var` or `percpu` symbol of the scenario");
     }
   }
+  for (const auto& [name, stride] : options.shown_symbols) {
+    if (s.program.FindSymbol(name) < 0 || stride == 0) {
+      throw InputError(s.file, {}, stride == 0 ? "a stride of 0 for '" + name + "'" : "no symbol '" + name + "' to show",
+                       "", "name a `var` or `percpu` symbol of the scenario, with a stride of at least 1");
+    }
+  }
   RunOptions ro;
   ro.max_steps = options.max_steps;
   ro.kernel = options.kernel;
@@ -273,6 +279,14 @@ TimedReport SimulateTimed(const Scenario& s, const CostModel& cost, const TimedR
   }
   const double window = static_cast<double>(rep.stats.window_ns);
   rep.throughput_per_s = window > 0 ? static_cast<double>(rep.requests) * 1e9 / window : 0;
+  for (const auto& [name, stride] : options.shown_symbols) {
+    const Symbol& sym = s.program.symbols[s.program.FindSymbol(name)];
+    ShownSymbol shown{name, stride, {}};
+    for (uint32_t c = 0; c < (sym.per_cpu ? s.num_cpus : 1); ++c) {
+      for (uint32_t i = 0; i < sym.count; i += stride) shown.values.push_back(r.SymbolValue(s, name, c, i));
+    }
+    rep.shown.push_back(std::move(shown));
+  }
   for (const std::string& name : options.memory_symbols) {
     const Symbol& sym = s.program.symbols[s.program.FindSymbol(name)];
     const uint32_t cpus = sym.per_cpu ? s.num_cpus : 1;

@@ -46,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/cost_model.h"
@@ -132,8 +133,19 @@ struct TimedRunOptions {
   std::optional<uint64_t> window_ns;  // see TimedScheduler; nullopt: the whole execution
   std::string latency_observation = "latency";  // `observe NAME, rX` values taken as request latencies (ns)
   std::vector<std::string> memory_symbols;      // summed (all elements, all CPUs) as the memory figure
+  // Symbols whose final values the report lists (ShownSymbol), each with the
+  // step between the elements listed (1: all; 8: elements 0, 8, 16, ... as
+  // for per-thread figures padded to one 64-byte line each).
+  std::vector<std::pair<std::string, uint32_t>> shown_symbols;
   uint64_t max_steps = 4000000000ull;
   KernelVersion kernel;
+};
+// A symbol's final values (`rseqmc simulate --show`): elements 0, stride,
+// 2*stride, ... of each CPU's copy (one copy unless per-CPU), in that order.
+struct ShownSymbol {
+  std::string name;
+  uint32_t stride = 1;
+  std::vector<int64_t> values;
 };
 struct TimedReport {
   Verdict verdict = Verdict::kPass;
@@ -145,9 +157,10 @@ struct TimedReport {
   uint64_t p50_ns = 0, p99_ns = 0; // latency percentiles (nearest rank) of those requests; 0 if none
   int64_t memory = 0;              // sum of memory_symbols in the final state
   uint64_t aborts = 0;             // rseq aborts, all threads
+  std::vector<ShownSymbol> shown;  // TimedRunOptions::shown_symbols, in that order
 };
 // Runs `s` once under a TimedScheduler. Throws InputError for an unknown
-// memory symbol or a scenario the simulator rejects.
+// memory or shown symbol, a shown stride of 0, or a scenario the simulator rejects.
 TimedReport SimulateTimed(const Scenario& s, const CostModel& cost, const TimedRunOptions& options);
 
 }  // namespace rseqmc

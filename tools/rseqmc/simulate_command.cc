@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cost_model.h"
@@ -36,6 +37,10 @@ std::string SimulateHelp() {
          "                        scenario constant DURATION_NS if declared, else the whole run)\n"
          "  --latency NAME        observation name of request latencies (default latency)\n"
          "  --memory SYM          symbol summed as the memory figure (repeatable)\n"
+         "  --show SYM[:STRIDE]   list the symbol's final values, every STRIDE-th element\n"
+         "                        (default 1; 8 for per-thread figures padded to a cache\n"
+         "                        line); repeatable; in --csv one column per symbol, the\n"
+         "                        values separated by ';'\n"
          "  --max-steps N         instruction budget (default 4000000000)\n"
          "  --csv                 one CSV line with a header instead of the text report\n"
          "  -h [ --help ]         Show this help.\n"
@@ -63,6 +68,23 @@ int64_t ConstantOr(const Scenario& s, const std::string& name, int64_t fallback)
     if (c.name == name) return c.value;
   }
   return fallback;
+}
+
+// SYM or SYM:STRIDE (--show).
+std::pair<std::string, uint32_t> ParseShown(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return {text, 1};
+  const std::optional<uint64_t> stride = ParseUint64(text.substr(colon + 1));
+  if (!stride || *stride == 0 || *stride > 1u << 20) {
+    throw UsageError("--show " + text + ": the stride after ':' must be an integer from 1 to 1048576");
+  }
+  return {text.substr(0, colon), static_cast<uint32_t>(*stride)};
+}
+
+std::string JoinValues(const std::vector<int64_t>& values, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? sep : "") + std::to_string(values[i]);
+  return out;
 }
 
 }  // namespace
@@ -94,6 +116,8 @@ int SimulateCommand(const std::vector<std::string>& args) {
       o.latency_observation = NeedText(args, i);
     } else if (a == "--memory") {
       o.memory_symbols.push_back(NeedText(args, i));
+    } else if (a == "--show") {
+      o.shown_symbols.push_back(ParseShown(NeedText(args, i)));
     } else if (a == "--max-steps") {
       o.max_steps = NeedUint(args, i);
     } else if (a == "--csv") {
@@ -124,8 +148,10 @@ int SimulateCommand(const std::vector<std::string>& args) {
   if (csv) {
     std::printf(
         "cpus,threads,seed,window_ns,end_ns,requests,throughput_per_s,p50_ns,p99_ns,idle_pct,memory,aborts,"
-        "context_switches,migrations,tick_preemptions,cacheline_transfers,steps,verdict\n");
-    std::printf("%u,%zu,%llu,%llu,%llu,%llu,%.1f,%llu,%llu,%.2f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%s\n", s.num_cpus,
+        "context_switches,migrations,tick_preemptions,cacheline_transfers,steps,verdict");
+    for (const ShownSymbol& sh : r.shown) std::printf(",%s", sh.name.c_str());
+    std::printf("\n");
+    std::printf("%u,%zu,%llu,%llu,%llu,%llu,%.1f,%llu,%llu,%.2f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%s", s.num_cpus,
                 s.threads.size(), static_cast<unsigned long long>(o.seed),
                 static_cast<unsigned long long>(st.window_ns), static_cast<unsigned long long>(st.end_ns),
                 static_cast<unsigned long long>(r.requests), r.throughput_per_s,
@@ -135,6 +161,8 @@ int SimulateCommand(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(st.tick_preemptions),
                 static_cast<unsigned long long>(st.cacheline_transfers), static_cast<unsigned long long>(r.steps),
                 VerdictName(r.verdict));
+    for (const ShownSymbol& sh : r.shown) std::printf(",%s", JoinValues(sh.values, ";").c_str());
+    std::printf("\n");
   } else {
     std::printf("scenario:    %s (%u CPUs, %zu threads, seed %llu)\n", s.name.c_str(), s.num_cpus, s.threads.size(),
                 static_cast<unsigned long long>(o.seed));
@@ -151,6 +179,7 @@ int SimulateCommand(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(st.tick_preemptions));
     std::printf("coherence:   %llu cache-line transfers; rseq aborts %llu\n",
                 static_cast<unsigned long long>(st.cacheline_transfers), static_cast<unsigned long long>(r.aborts));
+    for (const ShownSymbol& sh : r.shown) std::printf("%-12s %s\n", (sh.name + ":").c_str(), JoinValues(sh.values, " ").c_str());
     std::printf("verdict:     %s%s%s\n", VerdictName(r.verdict), r.message.empty() ? "" : ": ", r.message.c_str());
   }
   return r.verdict == Verdict::kPass ? kExitPass : kExitFail;
