@@ -113,6 +113,26 @@ class SeedTableTest(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("/nonexistent/guest.csv:1:1: cannot read it", out.stderr)
 
+    def test_malformed_cost_file_names_file_line_column(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "costs.txt")
+            with open(bad, "w") as f:
+                f.write("# costs\nFAULT_NS = 1000\nZERO_4K_NS = lots  # not a number\n")
+            before = open(bad).read()
+            out = run("--no-host", "--sim-costs", bad)
+            self.assertEqual(out.returncode, 2)
+            self.assertIn("%s:3:1: 'ZERO_4K_NS = lots' is not NAME = integer" % bad, out.stderr)
+            self.assertEqual(open(bad).read(), before)  # the user's file is left alone
+            self.assertEqual(st.read_costs(os.path.join(HERE, "mmap_costs.txt"))["POPULATE_PAGE_NS"], 400)
+        out = run("--no-host", "--sim-costs", "/nonexistent/costs.txt")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("/nonexistent/costs.txt:1:1: cannot read it", out.stderr)
+
+    def test_bad_size_is_usage_error(self):
+        out = run("--no-host", "--size", "3K")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--size 3K: give a multiple of 4 KiB", out.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
