@@ -1,8 +1,9 @@
 // The mmap model in simulated time (issue 13 §2): tools/mmap-seed/sim/
 // mmap_timed.rsq under a fixed cost model gives exact, repeatable figures;
 // populate under the write lock makes another mmap() wait at least the
-// populate; under the 6.1 rwsem a populate holding the read lock serialises
-// the workers and patch 0003's drop-when-contended does not; and the
+// populate; under the 6.1 rwsem a populate holding the read lock (nearly)
+// serialises the workers, under the c.2013 one and with patch 0003's
+// drop-when-contended it does not; and the
 // calibration's fit (tools/mmap-seed/calibrate_fit.h) is exact arithmetic.
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "scenarios/parser.h"
 #include "sim/cost_model.h"
 #include "sim/timed_scheduler.h"
+#include "tests/cli_runner.h"
 #include "tools/mmap-seed/calibrate_fit.h"
 
 namespace rseqmc {
@@ -66,8 +68,8 @@ TEST(MmapTimed, PopulateUnderTheWriteLockMakesTheOtherMmapWaitThePopulate) {
   const int64_t loser = f.wwait_ns[0] > f.wwait_ns[1] ? 0 : 1;
   EXPECT_GE(f.wwait_ns[loser], populate_ns + 1000);  // + the winner's do_mmap
   EXPECT_EQ(f.wait_ns[loser], f.wwait_ns[loser]);   // no read lock taken in MODE 2
-  EXPECT_EQ(f.thread_ns, (std::vector<int64_t>{1028142, 2054995}));
-  EXPECT_EQ(f.wwait_ns, (std::vector<int64_t>{21, 1027687}));
+  EXPECT_EQ(f.thread_ns, (std::vector<int64_t>{1028130, 2054983}));
+  EXPECT_EQ(f.wwait_ns, (std::vector<int64_t>{15, 1027681}));
 }
 
 TEST(MmapTimed, SameSeedSameFigures) {
@@ -77,10 +79,10 @@ TEST(MmapTimed, SameSeedSameFigures) {
   EXPECT_EQ(a.thread_ns, b.thread_ns);
   EXPECT_EQ(a.wait_ns, b.wait_ns);
   EXPECT_EQ(a.drops, b.drops);
-  EXPECT_EQ(a.thread_ns, (std::vector<int64_t>{8251869, 8252543, 8507510, 8253219}));
-  EXPECT_EQ(a.wait_ns, (std::vector<int64_t>{2095549, 2096521, 2350300, 2096437}));
-  EXPECT_EQ(a.wwait_ns, (std::vector<int64_t>{1034069, 2077199, 1821104, 1299104}));
-  EXPECT_EQ(a.drops, 9);
+  EXPECT_EQ(a.thread_ns, (std::vector<int64_t>{7992215, 7992889, 7993563, 8247849}));
+  EXPECT_EQ(a.wait_ns, (std::vector<int64_t>{1834596, 1836830, 1837758, 2091431}));
+  EXPECT_EQ(a.wwait_ns, (std::vector<int64_t>{781554, 1041463, 1295510, 2077139}));
+  EXPECT_EQ(a.drops, 8);
 }
 
 TEST(MmapTimed, ReadLockThroughoutSerialisesUnder61AndDropWhenContendedDoesNot) {
@@ -94,18 +96,19 @@ TEST(MmapTimed, ReadLockThroughoutSerialisesUnder61AndDropWhenContendedDoesNot) 
   const int64_t alone_ns = 4 * 4096 * 500;  // one thread's populates, without waiting
   const Figures held61 = with(3, 0), drop61 = with(4, 0), held2013 = with(3, 1), pre39 = with(2, 1);
   const auto slowest = [](const Figures& f) { return *std::max_element(f.thread_ns.begin(), f.thread_ns.end()); };
-  EXPECT_GE(slowest(held61), 4 * alone_ns);   // one populate at a time: as slow as under the write lock
+  EXPECT_GT(slowest(held61), 3 * alone_ns);   // about one populate at a time, nearly as slow as under the write lock
   EXPECT_GE(slowest(pre39), 4 * alone_ns);
   EXPECT_LT(slowest(drop61), 2 * alone_ns);   // patch 0003: the populates overlap again
   EXPECT_GT(drop61.drops, 0);
   EXPECT_EQ(held61.drops, 0);
-  // The 2013 rwsem (strict FIFO, no reader stealing) lets some populates overlap.
-  EXPECT_LT(slowest(held2013), slowest(held61));
-  EXPECT_EQ(slowest(held61), 32847169);
-  EXPECT_EQ(slowest(drop61), 11342842);
-  EXPECT_EQ(slowest(held2013), 24675205);
-  EXPECT_EQ(slowest(pre39), 32831882);
-  EXPECT_EQ(drop61.drops, 12);
+  // The 2013 rwsem (strict FIFO, no reader stealing: the readers queued behind the writers are granted
+  // together) lets every populate overlap.
+  EXPECT_LT(slowest(held2013), alone_ns + alone_ns / 50);
+  EXPECT_EQ(slowest(held61), 30797043);
+  EXPECT_EQ(slowest(drop61), 11083118);
+  EXPECT_EQ(slowest(held2013), 8273622);
+  EXPECT_EQ(slowest(pre39), 32831751);
+  EXPECT_EQ(drop61.drops, 11);
 }
 
 TEST(MmapTimed, TouchFaultsEveryPageUnderTheReadLock) {
@@ -115,6 +118,32 @@ TEST(MmapTimed, TouchFaultsEveryPageUnderTheReadLock) {
   EXPECT_GE(f.thread_ns[0], 2 * 256 * 1100);
   EXPECT_EQ(f.thread_ns[0], 584458);
   EXPECT_EQ(f.wait_ns[0], 5428);  // 512 uncontended read acquisitions and 2 write ones
+}
+
+TEST(MmapTimed, SimulateShowListsFinalValuesAndRejectsBadSymbols) {
+  const std::vector<std::string> base = {"simulate", kScenario, "--cost-model",
+                                         std::string(RSEQMC_SOURCE_DIR) + "/tests/mmap_seed/cost_model.txt",
+                                         "-D", "THREADS=2", "-D", "CPUS=2", "-D", "MAPS=1", "-D", "PAGES=2048",
+                                         "-D", "MODE=2", "-D", "RWSEM_2013=1", "-D", "POPULATE_PAGE_NS=400",
+                                         "-D", "ZERO_4K_NS=100", "-D", "SYSCALL_NS=500", "-D", "MMAP_NS=1000"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return RunCli(a);
+  };
+  const CliResult text = with({"--show", "wwait_ns:8"});
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("wwait_ns:    15 1027681 0\n"), std::string::npos) << text.out;  // as the test above
+  const CliResult csv = with({"--csv", "--show", "wwait_ns:8", "--show", "drops"});
+  EXPECT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",verdict,wwait_ns,drops\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",pass,15;1027681;0,0;0;0;0;0;0;0;0\n"), std::string::npos) << csv.out;
+  const CliResult unknown = with({"--show", "no_such"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("no symbol 'no_such' to show"), std::string::npos) << unknown.err;
+  const CliResult zero = with({"--show", "wait_ns:0"});
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("the stride after ':' must be an integer from 1 to 1048576"), std::string::npos) << zero.err;
 }
 
 TEST(MmapCalibrateFit, FixedInputsGiveExactParameters) {
