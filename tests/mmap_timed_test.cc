@@ -47,7 +47,7 @@ struct Figures {
   uint64_t end_ns;
 };
 
-Figures Run(const std::map<std::string, int64_t>& extra, uint64_t seed = 1) {
+Figures Simulate(const std::map<std::string, int64_t>& extra, uint64_t seed = 1) {
   const std::map<std::string, int64_t> d = Defines(extra);
   const Scenario s = ParseScenarioFile(kScenario, d);
   TimedRunOptions o;
@@ -62,7 +62,7 @@ Figures Run(const std::map<std::string, int64_t>& extra, uint64_t seed = 1) {
 
 TEST(MmapTimed, PopulateUnderTheWriteLockMakesTheOtherMmapWaitThePopulate) {
   // 2 threads, one 8 MiB MAP_POPULATE each, pre-3.9 (MODE 2) on the c.2013 rwsem.
-  const Figures f = Run({{"THREADS", 2}, {"CPUS", 2}, {"MAPS", 1}, {"PAGES", 2048}, {"MODE", 2}, {"RWSEM_2013", 1}});
+  const Figures f = Simulate({{"THREADS", 2}, {"CPUS", 2}, {"MAPS", 1}, {"PAGES", 2048}, {"MODE", 2}, {"RWSEM_2013", 1}});
   ASSERT_EQ(f.verdict, Verdict::kPass);
   const int64_t populate_ns = 2048 * 500;  // the winner's populate, all under the write lock
   const int64_t loser = f.wwait_ns[0] > f.wwait_ns[1] ? 0 : 1;
@@ -74,7 +74,7 @@ TEST(MmapTimed, PopulateUnderTheWriteLockMakesTheOtherMmapWaitThePopulate) {
 
 TEST(MmapTimed, SameSeedSameFigures) {
   const std::map<std::string, int64_t> d = {{"MAPS", 3}, {"PAGES", 4096}, {"MODE", 4}};
-  const Figures a = Run(d), b = Run(d);
+  const Figures a = Simulate(d), b = Simulate(d);
   ASSERT_EQ(a.verdict, Verdict::kPass);
   EXPECT_EQ(a.thread_ns, b.thread_ns);
   EXPECT_EQ(a.wait_ns, b.wait_ns);
@@ -91,7 +91,7 @@ TEST(MmapTimed, ReadLockThroughoutSerialisesUnder61AndDropWhenContendedDoesNot) 
     std::map<std::string, int64_t> d = shape;
     d["MODE"] = mode;
     d["RWSEM_2013"] = rwsem2013;
-    return Run(d);
+    return Simulate(d);
   };
   const int64_t alone_ns = 4 * 4096 * 500;  // one thread's populates, without waiting
   const Figures held61 = with(3, 0), drop61 = with(4, 0), held2013 = with(3, 1), pre39 = with(2, 1);
@@ -113,7 +113,7 @@ TEST(MmapTimed, ReadLockThroughoutSerialisesUnder61AndDropWhenContendedDoesNot) 
 
 TEST(MmapTimed, TouchFaultsEveryPageUnderTheReadLock) {
   // The worker asserts it populated MAPS * PAGES pages; 1100 ns a page, one read hold per fault.
-  const Figures f = Run({{"THREADS", 1}, {"CPUS", 1}, {"MAPS", 2}, {"PAGES", 256}, {"MODE", 1}});
+  const Figures f = Simulate({{"THREADS", 1}, {"CPUS", 1}, {"MAPS", 2}, {"PAGES", 256}, {"MODE", 1}});
   ASSERT_EQ(f.verdict, Verdict::kPass);
   EXPECT_GE(f.thread_ns[0], 2 * 256 * 1100);
   EXPECT_EQ(f.thread_ns[0], 584458);
