@@ -22,6 +22,9 @@
 namespace rseqmc {
 namespace {
 
+using rseqmc::testing::CliResult;
+using rseqmc::testing::RunCli;
+
 const std::string kScenario = std::string(RSEQMC_SOURCE_DIR) + "/tools/mmap-seed/sim/mmap_timed.rsq";
 
 // Round costs, so that expected figures can be derived by hand: a populated
