@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -130,11 +131,17 @@ TEST(MmapPopulate, PatchDropsTheLockOnlyWhenEnabled) {
   ASSERT_NE(b, nullptr);
   const std::string path = ::testing::TempDir() + "mmap_populate_drops.rsq";
   std::ofstream(path) << b->text << "\nproperty drops == 0\n";
+  // The scenario includes the rwsem library from its own folder.
+  const std::string_view* lib = FindBuiltinLibrary("scenarios/mmap_lock.rsqi");
+  ASSERT_NE(lib, nullptr);
+  const std::string lib_path = ::testing::TempDir() + "mmap_lock.rsqi";
+  std::ofstream(lib_path) << *lib;
   const CliResult patched = Check(path, {});
   EXPECT_TRUE(Has(patched.out, "\"verdict\":\"property\"")) << patched.out.substr(0, 600);
   const CliResult held = Check(path, {"POPULATE=1"});
   EXPECT_TRUE(Has(held.out, "\"verdict\":\"pass\"")) << held.out.substr(0, 600);
   std::remove(path.c_str());
+  std::remove(lib_path.c_str());
 }
 
 }  // namespace
