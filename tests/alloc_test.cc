@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -420,6 +422,24 @@ TEST(AllocRfc2015, EveryMigrationOfCpuZerosThreadOffTheDefaultScheduleEndsInPass
     EXPECT_EQ(r.verdict, Verdict::kPass) << "migration at boundary " << at << ": " << r.message;
   }
   EXPECT_EQ(valid, 360) << "golden: boundaries of the default execution where CPU 0 runs a thread";
+}
+
+// The QEMU guest (kernel/qemu/guest/init.c) cross-checks the planted bug on
+// check's minimal counterexample: the token it names must still replay to
+// the bug's failure (it breaks when the scenario or its libraries change).
+TEST(AllocRfc2015, TheGuestsCounterexampleTokenStillFailsThePlantedBug) {
+  std::ifstream f(std::string(RSEQMC_SOURCE_DIR) + "/kernel/qemu/guest/init.c");
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string key = "\"buggy/alloc_rfc2015_stale_cpu\",\n\t\t\t  \"--schedule\", \"";
+  const size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos) << "init.c no longer forces the counterexample";
+  const std::string token = text.substr(at + key.size(), text.find('"', at + key.size()) - at - key.size());
+  const Scenario s = Builtin("buggy/alloc_rfc2015_stale_cpu");
+  const Schedule schedule = DecodeSchedule(s, token);
+  EXPECT_EQ(schedule.NumEvents(), 1u);
+  ReplayScheduler replay(schedule);
+  Simulator sim(s, RunFor(s));
+  EXPECT_EQ(sim.Run(replay).verdict, Verdict::kPropertyFailed) << token;
 }
 
 }  // namespace
