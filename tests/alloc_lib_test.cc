@@ -6,9 +6,11 @@
 // gives exact per-class counts.
 #include <pthread.h>
 #include <sched.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
@@ -222,6 +224,48 @@ TEST(AllocCpuRead, EveryAvailableReadKeepsEveryObjectOnce) {
   }
   EXPECT_THROW(MakeAllocator(Variant::kPerCpuMutex, CpuRead::kLsl), std::invalid_argument);
   EXPECT_STREQ(CpuReadName(CpuRead::kLsl), "lsl");
+}
+
+// alloc_bench (the real benchmark) through its command line: the same seed
+// gives the same op counts (the size and lifetime mix is seeded; ops count
+// allocations and frees, and ring replacements depend on the draws), bad
+// input is exit 2 with the reason.
+struct BenchRun {
+  int code = -1;
+  std::string out;
+};
+
+// Runs alloc_bench with `args`; stdout (and stderr when `with_stderr`: the
+// progress lines would interleave with the CSV).
+BenchRun Bench(const std::string& args, bool with_stderr = true) {
+  std::string exe = RSEQMC_BINARY;  // build/tools/rseqmc/rseqmc
+  exe.replace(exe.rfind("rseqmc/rseqmc"), std::string("rseqmc/rseqmc").size(), "alloc/alloc_bench");
+  BenchRun r;
+  FILE* p = popen((exe + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST(AllocBench, SameSeedSameOpCountsAndBadInputIsExitTwo) {
+  const BenchRun a = Bench("--variants global_lock --threads 1,2 --ops-per-thread 1000 --seed 7", false);
+  ASSERT_EQ(a.code, 0) << a.out;
+  EXPECT_NE(a.out.find("variant,cpu_read,threads,ops,wall_s,"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("\nglobal_lock,-,1,1011,"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("\nglobal_lock,-,2,2016,"), std::string::npos) << a.out;
+  const BenchRun b = Bench("--variants global_lock --threads 1 --ops-per-thread 1000 --seed 8", false);
+  EXPECT_EQ(b.out.find("\nglobal_lock,-,1,1011,"), std::string::npos) << "another seed, other draws: " << b.out;
+  const BenchRun bad_read = Bench("--cpu-reads lsl,foo");
+  EXPECT_EQ(bad_read.code, 2);
+  EXPECT_NE(bad_read.out.find("unknown CPU read 'foo'"), std::string::npos) << bad_read.out;
+  const BenchRun bad_seed = Bench("--seed x1");
+  EXPECT_EQ(bad_seed.code, 2);
+  EXPECT_NE(bad_seed.out.find("--seed wants a non-negative integer, not 'x1'"), std::string::npos) << bad_seed.out;
+  EXPECT_EQ(Bench("--threads").code, 2);
+  EXPECT_EQ(Bench("--help").code, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, AllocLib, ::testing::ValuesIn(kAllVariants),

@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -176,7 +177,9 @@ constexpr const char* kUsage =
 std::string Parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (i + 1 >= argc) return std::string("alloc_bench: ") + (a.starts_with("--") ? a + " wants a value\n" : kUsage);
+    static const std::string kTakesValue[] = {"--threads", "--ops-per-thread", "--seed", "--variants", "--cpu-reads"};
+    if (std::find(std::begin(kTakesValue), std::end(kTakesValue), a) == std::end(kTakesValue)) return kUsage;
+    if (i + 1 >= argc) return "alloc_bench: " + a + " wants a value\n";
     const std::string val = argv[++i];
     if (a == "--threads") {
       o.threads.clear();
@@ -184,6 +187,9 @@ std::string Parse(int argc, char** argv, Options& o) {
     } else if (a == "--ops-per-thread") {
       o.ops_per_thread = std::atol(val.c_str());
     } else if (a == "--seed") {
+      if (val.empty() || val.find_first_not_of("0123456789") != std::string::npos) {
+        return "alloc_bench: --seed wants a non-negative integer, not '" + val + "'\n";
+      }
       o.seed = std::strtoull(val.c_str(), nullptr, 10);
     } else if (a == "--variants") {
       o.variants.clear();
@@ -195,10 +201,13 @@ std::string Parse(int argc, char** argv, Options& o) {
     } else if (a == "--cpu-reads") {
       o.cpu_reads.clear();
       for (const std::string& n : Split(val)) {
+        const size_t before = o.cpu_reads.size();
         for (CpuRead r : kAllCpuReads) {
           if (n == "all" || n == CpuReadName(r)) o.cpu_reads.push_back(r);
         }
-        if (o.cpu_reads.empty()) return "alloc_bench: unknown CPU read '" + n + "' (cpu_id, lsl, rdpid, rdtscp, sched_getcpu, all)\n";
+        if (o.cpu_reads.size() == before) {
+          return "alloc_bench: unknown CPU read '" + n + "' (cpu_id, lsl, rdpid, rdtscp, sched_getcpu, all)\n";
+        }
       }
     } else {
       return kUsage;
