@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,6 +35,7 @@
 #include "scenarios/parser.h"
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
+#include "sim/machine.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 
@@ -357,6 +360,86 @@ TEST(CrosscheckAlloc, EachMinimalCounterexampleBreaksTheRealKernelRunToo) {
     ++bugs;
   }
   EXPECT_EQ(bugs, 4);
+}
+
+// ---------------------------------------------------------------------------
+// Issue 12's rfc2015 mystery: the QEMU cross-check saw alloc_percpu_rfc2015
+// fail on 3 of 171 schedules, model and kernel alike. The cross-check runs
+// the default schedule with one injected event; "migrate w0 to CPU 1 before
+// its first instruction" then runs only CPU 0 (the default continues the CPU
+// that ran last), where w1 waited for w0's region registration spinning in
+// sched_yield: verdict livelock, a starvation the schedule forces, not an
+// allocator bug. The waiter now sleeps in futex_wait, so the default schedule
+// runs w0 on CPU 1 and every such schedule ends in pass.
+
+// The default schedule with Migrate(0 -> 1) at boundary `at` (when valid there).
+class MigrateCpu0At : public Scheduler {
+ public:
+  explicit MigrateCpu0At(uint64_t at) : at_(at) {}
+  Decision Choose(const ChoiceView& v) override {
+    const Decision m = Decision::Migrate(0, 1);
+    if (v.machine().boundary() == at_ && v.IsValid(m)) {
+      ++injected;
+      return m;
+    }
+    return Decision::Step(v.DefaultCpu());
+  }
+  int injected = 0;
+
+ private:
+  uint64_t at_;
+};
+
+TEST(AllocRfc2015, AMigrationBeforeThreadZeroRunsEndsInPassNotLivelock) {
+  const Scenario s = Builtin("alloc_percpu_rfc2015");
+  Simulator sim(s, RunFor(s));
+  MigrateCpu0At first(0);
+  const ExecutionResult r = sim.Run(first);
+  EXPECT_EQ(first.injected, 1);
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+  EXPECT_EQ(r.SymbolValue(s, "regions_ready"), 1);
+  // w0 ran on CPU 1, w1 on CPU 0: each CPU pointer holds its thread's CPU.
+  EXPECT_EQ(r.SymbolValue(s, "cpu_word", 0, 0), 1);
+  EXPECT_EQ(r.SymbolValue(s, "cpu_word", 0, 1), 0);
+  // Each thread's second round popped what its first round cached: one object
+  // per CPU cache, two never carved (arena_fresh = 3), none in the arena stack.
+  EXPECT_EQ(r.SymbolValue(s, "cache_count", 0, 0), 1);
+  EXPECT_EQ(r.SymbolValue(s, "cache_count", 0, 1), 1);
+  EXPECT_EQ(r.SymbolValue(s, "arena_fresh"), 3);
+  EXPECT_EQ(r.SymbolValue(s, "arena_stack"), 0);
+}
+
+TEST(AllocRfc2015, EveryMigrationOfCpuZerosThreadOffTheDefaultScheduleEndsInPass) {
+  const Scenario s = Builtin("alloc_percpu_rfc2015");
+  Simulator sim(s, RunFor(s));
+  MigrateCpu0At none(~0ull);
+  const uint64_t steps = sim.Run(none).steps;
+  int valid = 0;
+  for (uint64_t at = 0; at <= steps; ++at) {
+    MigrateCpu0At m(at);
+    const ExecutionResult r = sim.Run(m);
+    valid += m.injected;
+    EXPECT_EQ(r.verdict, Verdict::kPass) << "migration at boundary " << at << ": " << r.message;
+  }
+  EXPECT_EQ(valid, 360) << "golden: boundaries of the default execution where CPU 0 runs a thread";
+}
+
+// The QEMU guest (kernel/qemu/guest/init.c) cross-checks the planted bug on
+// check's minimal counterexample: the token it names must still replay to
+// the bug's failure (it breaks when the scenario or its libraries change).
+TEST(AllocRfc2015, TheGuestsCounterexampleTokenStillFailsThePlantedBug) {
+  std::ifstream f(std::string(RSEQMC_SOURCE_DIR) + "/kernel/qemu/guest/init.c");
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string key = "\"buggy/alloc_rfc2015_stale_cpu\",\n\t\t\t  \"--schedule\", \"";
+  const size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos) << "init.c no longer forces the counterexample";
+  const std::string token = text.substr(at + key.size(), text.find('"', at + key.size()) - at - key.size());
+  const Scenario s = Builtin("buggy/alloc_rfc2015_stale_cpu");
+  const Schedule schedule = DecodeSchedule(s, token);
+  EXPECT_EQ(schedule.NumEvents(), 1u);
+  ReplayScheduler replay(schedule);
+  Simulator sim(s, RunFor(s));
+  EXPECT_EQ(sim.Run(replay).verdict, Verdict::kPropertyFailed) << token;
 }
 
 }  // namespace

@@ -4,11 +4,15 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 #include "tools/bench/rseq_area.h"
 
@@ -45,7 +49,7 @@ void CentralArena::PopBatch(int cls, void** out, int n) {
       b.free.pop_back();
       continue;
     }
-    if (b.bump == b.end) {
+    if (static_cast<size_t>(b.end - b.bump) < kClassBytes[cls]) {  // the slab's tail holds no object (48 B, ...)
       char* slab = static_cast<char*>(std::aligned_alloc(64, kSlabBytes));
       if (slab == nullptr) throw std::bad_alloc();
       {
@@ -174,9 +178,10 @@ void FreeVia(Cache& c, CentralArena& arena, int cls, void* p) {
 template <class Cache>
 class CacheAllocator : public Allocator {
  public:
-  CacheAllocator() = default;
-  void* Alloc(int cls) override { return AllocVia(cache_, arena_, cls); }
-  void Free(int cls, void* p) override { FreeVia(cache_, arena_, cls, p); }
+  template <class... Args>
+  explicit CacheAllocator(Args&&... args) : cache_(std::forward<Args>(args)...) {}
+  void* AllocClass(int cls) override { return AllocVia(cache_, arena_, cls); }
+  void FreeClass(int cls, void* p) override { FreeVia(cache_, arena_, cls, p); }
   uint64_t CachedBytes() const override { return cache_.CachedBytes(); }
   void Collect(int cls, std::vector<void*>* out) const override { cache_.Collect(cls, out); }
   uint64_t Aborts() const override { return cache_.Aborts(); }
@@ -238,13 +243,13 @@ struct GlobalLockCaches : LockedCaches<FutexMutex> {
 
 // ---- per-CPU caches with rseq ----------------------------------------------------
 #if defined(__x86_64__)
-// intptr_t rseqmc_alloc_rseq_pop(struct rseq* rs, Stack* stacks, int cls):
+// intptr_t rseqmc_alloc_pop_<read>(struct rseq* rs, Stack* stacks, int cls, int cpu_hint):
 // the object, 0 if the CPU's stack is empty, -1 after an abort (retry).
 //
 //   rs->rseq_cs = &pop_cs                              arm
 // start:
-//   cpu = rs->cpu_id                                   the CPU, inside the section
-//   s = &stacks[cpu * 4 + cls]
+//   cpu = CPU_READ                                     the CPU, inside the section
+//   s = &stacks[cpu * kNumClasses + cls]
 //   n = s->count; if (n == 0) goto empty               (leaves the section)
 //   obj = s->slot[n - 1]                               (at byte 8 * n)
 //   s->count = n - 1                                   commit
@@ -253,117 +258,116 @@ struct GlobalLockCaches : LockedCaches<FutexMutex> {
 // abort:                                               (RSEQ_SIG before it)
 //   return -1
 //
-// int rseqmc_alloc_rseq_push(struct rseq* rs, Stack* stacks, int cls, void* obj):
+// int rseqmc_alloc_push_<read>(struct rseq* rs, Stack* stacks, int cls, void* obj, int cpu_hint):
 // 0 pushed, 1 full, -1 after an abort.
 //
 //   rs->rseq_cs = &push_cs
 // start:
-//   cpu = rs->cpu_id; s = &stacks[cpu * 4 + cls]
-//   n = s->count; if (n == 64) goto full
+//   cpu = CPU_READ; s = &stacks[cpu * kNumClasses + cls]
+//   n = s->count; if (n == kCacheCap) goto full
 //   s->slot[n] = obj                                   (at byte 8 * (n + 1); not yet visible)
 //   s->count = n + 1                                   commit
 // post:
 //   return 0
-extern "C" __attribute__((visibility("hidden"))) intptr_t rseqmc_alloc_rseq_pop(struct rseq* rs, void* stacks, int cls);
-extern "C" __attribute__((visibility("hidden"))) int rseqmc_alloc_rseq_push(struct rseq* rs, void* stacks, int cls,
-                                                                           void* obj);
-asm(R"ASM(
-        .pushsection .text
-        .globl rseqmc_alloc_rseq_pop
-        .hidden rseqmc_alloc_rseq_pop
-        .type rseqmc_alloc_rseq_pop, @function
-        .p2align 4
-rseqmc_alloc_rseq_pop:
-        .cfi_startproc
-        leaq .Lrseqmc_alloc_pop_cs(%rip), %rax
-        movq %rax, 8(%rdi)                # rs->rseq_cs = &pop_cs
-.Lrseqmc_alloc_pop_start:
-        movl 4(%rdi), %eax                # cpu = rs->cpu_id
-        shll $2, %eax
-        addl %edx, %eax
-        imulq $576, %rax, %r8
-        addq %rsi, %r8                    # s = &stacks[cpu * 4 + cls]
-        movq (%r8), %r9                   # n = s->count
-        testq %r9, %r9
-        jz .Lrseqmc_alloc_pop_empty
-        movq (%r8,%r9,8), %rax            # obj = slot[n - 1]
-        decq %r9
-        movq %r9, (%r8)                   # commit: s->count = n - 1
-.Lrseqmc_alloc_pop_post:
-        ret
-.Lrseqmc_alloc_pop_empty:
-        xorl %eax, %eax
-        ret
-        .byte 0x0f, 0xb9, 0x3d            # ud1 0x53053053(%rip),%edi:
-        .long 0x53053053                  # RSEQ_SIG just before abort_ip
-.Lrseqmc_alloc_pop_abort:
-        movq $-1, %rax
-        ret
-        .cfi_endproc
-        .size rseqmc_alloc_rseq_pop, .-rseqmc_alloc_rseq_pop
+//
+// CPU_READ (into %eax; may clobber %rcx, %rdx; issue 12's `lsl` question), one
+// pair of functions each:
+//   cpuid         the kernel-written rseq cpu_id (the upstream ABI's way)
+//   lsl           the segment limit of the per-CPU GDT entry (selector 0x7b,
+//                 GDT_ENTRY_CPUNODE: the vDSO's vgetcpu fallback, the seed's
+//                 `lsl`); limit = node << 12 | cpu
+//   rdpid         RDPID: IA32_TSC_AUX, which Linux sets to node << 12 | cpu
+//                 (arch/x86/kernel/cpu/common.c setup_getcpu())
+//   rdtscp        RDTSCP's TSC_AUX in %ecx (the same value; also reads the TSC)
+//   hint          the CPU the caller got from sched_getcpu() before the section,
+//                 compared with cpu_id inside it, abort if it changed (librseq's
+//                 rseq_cmpeqv pattern for a CPU number obtained outside)
+// Registers: %rdi rs, %rsi stacks, %r10d cls, %r11 obj, %r9d cpu_hint, %r8 s, %rdx n.
+extern "C" {
+#define RSEQMC_ALLOC_DECLARE(read)                                                                       \
+  __attribute__((visibility("hidden"))) intptr_t rseqmc_alloc_pop_##read(struct rseq*, void*, int, int); \
+  __attribute__((visibility("hidden"))) int rseqmc_alloc_push_##read(struct rseq*, void*, int, void*, int);
+RSEQMC_ALLOC_DECLARE(cpuid)
+RSEQMC_ALLOC_DECLARE(lsl)
+RSEQMC_ALLOC_DECLARE(rdpid)
+RSEQMC_ALLOC_DECLARE(rdtscp)
+RSEQMC_ALLOC_DECLARE(hint)
+#undef RSEQMC_ALLOC_DECLARE
+}
 
-        .globl rseqmc_alloc_rseq_push
-        .hidden rseqmc_alloc_rseq_push
-        .type rseqmc_alloc_rseq_push, @function
-        .p2align 4
-rseqmc_alloc_rseq_push:
-        .cfi_startproc
-        leaq .Lrseqmc_alloc_push_cs(%rip), %rax
-        movq %rax, 8(%rdi)                # rs->rseq_cs = &push_cs
-.Lrseqmc_alloc_push_start:
-        movl 4(%rdi), %eax                # cpu = rs->cpu_id
-        shll $2, %eax
-        addl %edx, %eax
-        imulq $576, %rax, %r8
-        addq %rsi, %r8                    # s = &stacks[cpu * 4 + cls]
-        movq (%r8), %r9                   # n = s->count
-        cmpq $64, %r9
-        je .Lrseqmc_alloc_push_full
-        incq %r9
-        movq %rcx, (%r8,%r9,8)            # slot[n] = obj
-        movq %r9, (%r8)                   # commit: s->count = n + 1
-.Lrseqmc_alloc_push_post:
-        xorl %eax, %eax
-        ret
-.Lrseqmc_alloc_push_full:
-        movl $1, %eax
-        ret
-        .byte 0x0f, 0xb9, 0x3d
-        .long 0x53053053
-.Lrseqmc_alloc_push_abort:
-        movl $-1, %eax
-        ret
-        .cfi_endproc
-        .size rseqmc_alloc_rseq_push, .-rseqmc_alloc_rseq_push
-        .popsection
-
-        .pushsection __rseq_cs, "aw"
-        .balign 32
-.Lrseqmc_alloc_pop_cs:
-        .long 0, 0
-        .quad .Lrseqmc_alloc_pop_start
-        .quad .Lrseqmc_alloc_pop_post - .Lrseqmc_alloc_pop_start
-        .quad .Lrseqmc_alloc_pop_abort
-        .balign 32
-.Lrseqmc_alloc_push_cs:
-        .long 0, 0
-        .quad .Lrseqmc_alloc_push_start
-        .quad .Lrseqmc_alloc_push_post - .Lrseqmc_alloc_push_start
-        .quad .Lrseqmc_alloc_push_abort
-        .popsection
-)ASM");
+#define RSEQMC_STR2(x) #x
+#define RSEQMC_STR(x) RSEQMC_STR2(x)
+#define RSEQMC_READ_cpuid(abort) "movl 4(%rdi), %eax\n"
+#define RSEQMC_READ_lsl(abort) "movl $0x7b, %eax\nlsl %eax, %eax\nandl $0xfff, %eax\n"
+#define RSEQMC_READ_rdpid(abort) "rdpid %rax\nandl $0xfff, %eax\n"
+#define RSEQMC_READ_rdtscp(abort) "rdtscp\nmovl %ecx, %eax\nandl $0xfff, %eax\n"
+#define RSEQMC_READ_hint(abort) "movl %r9d, %eax\ncmpl 4(%rdi), %eax\njne " abort "\n"
+// The function `op` ("pop"/"push") for CPU read `read`: entry (arguments to
+// the registers above, arm rseq_cs), the section from start to post (its body
+// `section`), `fail` after post, the signature and the abort returning -1.
+#define RSEQMC_ALLOC_FN(op, read, entry, section, fail)                                           \
+  ".globl rseqmc_alloc_" op "_" #read "\n.hidden rseqmc_alloc_" op "_" #read "\n"                  \
+  ".type rseqmc_alloc_" op "_" #read ", @function\n.p2align 4\n"                                    \
+  "rseqmc_alloc_" op "_" #read ":\n.cfi_startproc\n" entry                                          \
+  "leaq .Lrseqmc_" op "_cs_" #read "(%rip), %rax\nmovq %rax, 8(%rdi)\n"                            \
+  ".Lrseqmc_" op "_start_" #read ":\n" RSEQMC_READ_##read(".Lrseqmc_" op "_abort_" #read)          \
+  "imull $" RSEQMC_STR(RSEQMC_ALLOC_CLASSES) ", %eax, %eax\naddl %r10d, %eax\n"                  \
+  "imulq $576, %rax, %r8\naddq %rsi, %r8\nmovq (%r8), %rdx\n" section                              \
+  ".Lrseqmc_" op "_post_" #read ":\n" fail                                                          \
+  ".byte 0x0f, 0xb9, 0x3d\n.long 0x53053053\n" /* RSEQ_SIG just before abort_ip */                 \
+  ".Lrseqmc_" op "_abort_" #read ":\nmovq $-1, %rax\nret\n.cfi_endproc\n"                          \
+  ".size rseqmc_alloc_" op "_" #read ", .-rseqmc_alloc_" op "_" #read "\n"                         \
+  ".pushsection __rseq_cs, \"aw\"\n.balign 32\n.Lrseqmc_" op "_cs_" #read ":\n.long 0, 0\n"         \
+  ".quad .Lrseqmc_" op "_start_" #read "\n"                                                         \
+  ".quad .Lrseqmc_" op "_post_" #read " - .Lrseqmc_" op "_start_" #read "\n"                        \
+  ".quad .Lrseqmc_" op "_abort_" #read "\n.popsection\n"
+#define RSEQMC_ALLOC_POP(read)                                                              \
+  RSEQMC_ALLOC_FN("pop", read, "movl %edx, %r10d\nmovl %ecx, %r9d\n",                        \
+                  "testq %rdx, %rdx\njz 1f\nmovq (%r8,%rdx,8), %rax\ndecq %rdx\n"             \
+                  "movq %rdx, (%r8)\n" /* commit: s->count = n - 1 */,                        \
+                  "ret\n1:\nxorl %eax, %eax\nret\n")
+#define RSEQMC_ALLOC_PUSH(read)                                                             \
+  RSEQMC_ALLOC_FN("push", read, "movl %edx, %r10d\nmovq %rcx, %r11\nmovl %r8d, %r9d\n",     \
+                  "cmpq $" RSEQMC_STR(RSEQMC_ALLOC_CAP) ", %rdx\nje 1f\nincq %rdx\n"           \
+                  "movq %r11, (%r8,%rdx,8)\nmovq %rdx, (%r8)\n" /* commit: s->count = n + 1 */, \
+                  "xorl %eax, %eax\nret\n1:\nmovl $1, %eax\nret\n")
+#define RSEQMC_ALLOC_CLASSES 25
+#define RSEQMC_ALLOC_CAP 64
+static_assert(rseqmc::alloc::kNumClasses == RSEQMC_ALLOC_CLASSES, "the rseq assembly indexes stacks by class count");
+static_assert(rseqmc::alloc::kCacheCap == RSEQMC_ALLOC_CAP, "the rseq assembly compares with the cache capacity");
+asm(".pushsection .text\n" RSEQMC_ALLOC_POP(cpuid) RSEQMC_ALLOC_PUSH(cpuid) RSEQMC_ALLOC_POP(lsl)
+        RSEQMC_ALLOC_PUSH(lsl) RSEQMC_ALLOC_POP(rdpid) RSEQMC_ALLOC_PUSH(rdpid) RSEQMC_ALLOC_POP(rdtscp)
+            RSEQMC_ALLOC_PUSH(rdtscp) RSEQMC_ALLOC_POP(hint) RSEQMC_ALLOC_PUSH(hint) ".popsection\n");
 #endif
 
 namespace rseqmc::alloc {
 namespace {
 
+#if defined(__x86_64__)
+struct RseqOps {
+  intptr_t (*pop)(struct rseq*, void*, int, int);
+  int (*push)(struct rseq*, void*, int, void*, int);
+};
+
+RseqOps OpsFor(CpuRead r) {
+  switch (r) {
+    case CpuRead::kRseqCpuId: return {rseqmc_alloc_pop_cpuid, rseqmc_alloc_push_cpuid};
+    case CpuRead::kLsl: return {rseqmc_alloc_pop_lsl, rseqmc_alloc_push_lsl};
+    case CpuRead::kRdpid: return {rseqmc_alloc_pop_rdpid, rseqmc_alloc_push_rdpid};
+    case CpuRead::kRdtscp: return {rseqmc_alloc_pop_rdtscp, rseqmc_alloc_push_rdtscp};
+    case CpuRead::kSchedGetcpu: return {rseqmc_alloc_pop_hint, rseqmc_alloc_push_hint};
+  }
+  throw std::runtime_error("unknown CPU read");
+}
+
 class RseqCaches {
  public:
-  RseqCaches() : stacks_(static_cast<size_t>(NumCpus()) * kNumClasses) {}
+  explicit RseqCaches(CpuRead r)
+      : stacks_(static_cast<size_t>(NumCpus()) * kNumClasses), ops_(OpsFor(r)), hint_(r == CpuRead::kSchedGetcpu) {}
   bool Pop(int cls, void** p) {
     struct rseq* rs = Area();
     for (;;) {
-      const intptr_t r = rseqmc_alloc_rseq_pop(rs, stacks_.data(), cls);
+      const intptr_t r = ops_.pop(rs, stacks_.data(), cls, Hint());
       if (r == -1) {
         aborts_.fetch_add(1, std::memory_order_relaxed);
         continue;
@@ -376,7 +380,7 @@ class RseqCaches {
   bool Push(int cls, void* p) {
     struct rseq* rs = Area();
     for (;;) {
-      const int r = rseqmc_alloc_rseq_push(rs, stacks_.data(), cls, p);
+      const int r = ops_.push(rs, stacks_.data(), cls, p, Hint());
       if (r != -1) return r == 0;
       aborts_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -395,9 +399,13 @@ class RseqCaches {
     }
     return area;
   }
+  int Hint() const { return hint_ ? sched_getcpu() : 0; }
   std::vector<Stack> stacks_;
+  RseqOps ops_;
+  bool hint_;
   std::atomic<uint64_t> aborts_{0};
 };
+#endif
 
 // ---- shared Treiber stack, ABA-tagged ---------------------------------------------
 
@@ -464,7 +472,7 @@ constexpr int kGcIncr = 8192 / kNumClasses;
 class ThreadCacheAllocator : public Allocator {
  public:
   ThreadCacheAllocator() : id_(next_id_.fetch_add(1)) {}
-  void* Alloc(int cls) override {
+  void* AllocClass(int cls) override {
     Bins& b = Mine();
     Event(b);
     Bin& bin = b.bin[cls];
@@ -482,7 +490,7 @@ class ThreadCacheAllocator : public Allocator {
     if (static_cast<int>(bin.stack.count) < bin.low_water) bin.low_water = static_cast<int>(bin.stack.count);
     return p;
   }
-  void Free(int cls, void* p) override {
+  void FreeClass(int cls, void* p) override {
     Bins& b = Mine();
     Event(b);
     Bin& bin = b.bin[cls];
@@ -555,7 +563,10 @@ class ThreadCacheAllocator : public Allocator {
 
 }  // namespace
 
-std::unique_ptr<Allocator> MakeAllocator(Variant v) {
+std::unique_ptr<Allocator> MakeAllocator(Variant v, CpuRead cpu_read) {
+  if (v != Variant::kPerCpuRseq && cpu_read != CpuRead::kRseqCpuId) {
+    throw std::invalid_argument(std::string(VariantName(v)) + ": the CPU read is chosen for percpu_rseq only");
+  }
   switch (v) {
     case Variant::kThreadCache: return std::make_unique<ThreadCacheAllocator>();
     case Variant::kPerCpuRseq: {
@@ -564,7 +575,10 @@ std::unique_ptr<Allocator> MakeAllocator(Variant v) {
 #else
       std::string why;
       if (CurrentThreadRseq(&why).area == nullptr) throw std::runtime_error("percpu_rseq: " + why);
-      return std::make_unique<CacheAllocator<RseqCaches>>();
+      if (!CpuReadAvailable(cpu_read)) {
+        throw std::runtime_error(std::string("percpu_rseq: this CPU has no ") + CpuReadName(cpu_read));
+      }
+      return std::make_unique<CacheAllocator<RseqCaches>>(cpu_read);
 #endif
     }
     case Variant::kPerCpuMutex: return std::make_unique<CacheAllocator<PerCpuMutexCaches>>();
@@ -573,6 +587,59 @@ std::unique_ptr<Allocator> MakeAllocator(Variant v) {
     case Variant::kGlobalLock: return std::make_unique<CacheAllocator<GlobalLockCaches>>();
   }
   throw std::runtime_error("unknown allocator variant");
+}
+
+const char* CpuReadName(CpuRead r) {
+  switch (r) {
+    case CpuRead::kRseqCpuId: return "cpu_id";
+    case CpuRead::kLsl: return "lsl";
+    case CpuRead::kRdpid: return "rdpid";
+    case CpuRead::kRdtscp: return "rdtscp";
+    case CpuRead::kSchedGetcpu: return "sched_getcpu";
+  }
+  return "?";
+}
+
+bool CpuReadAvailable(CpuRead r) {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  switch (r) {
+    case CpuRead::kRdpid: return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 22)) != 0;
+    case CpuRead::kRdtscp: return __get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27)) != 0;
+    default: return true;
+  }
+#else
+  return r == CpuRead::kRseqCpuId;
+#endif
+}
+
+// ---- size classes -------------------------------------------------------------
+
+namespace {
+// class_of[(bytes + 7) / 8] for bytes in 0..kMaxSmallBytes.
+constexpr auto kClassOf8 = [] {
+  std::array<uint8_t, kMaxSmallBytes / 8 + 1> t{};
+  int c = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    while (kClassBytes[c] < i * 8) ++c;
+    t[i] = static_cast<uint8_t>(c);
+  }
+  return t;
+}();
+}  // namespace
+
+std::optional<int> SizeClassOf(size_t bytes) {
+  if (bytes > kMaxSmallBytes) return std::nullopt;
+  return kClassOf8[(bytes + 7) / 8];
+}
+
+int Allocator::ClassOrThrow(size_t bytes) {
+  const std::optional<int> c = SizeClassOf(bytes);
+  if (!c) {
+    throw std::length_error("alloc: " + std::to_string(bytes) + " bytes is a large object (above " +
+                            std::to_string(kMaxSmallBytes) + " B, the largest size class); the caches serve small ones");
+  }
+  return *c;
 }
 
 }  // namespace rseqmc::alloc

@@ -1,9 +1,12 @@
 // The allocator-cache family of issue 12 (the 2015 RFC's jemalloc experiment,
 // reference/rfc2015.md), one implementation of each variant behind one
 // interface, for the real benchmark (tools/alloc/alloc_bench.cc) and its unit
-// tests. Objects of four size classes come from a CentralArena (slabs from
-// malloc, a mutex and a free stack per class); each variant is the cache in
-// front of it:
+// tests. Alloc(bytes) maps the size to one of kNumClasses size classes
+// (SizeClassOf: jemalloc's small classes, 8 B .. 2 KiB); objects of each
+// class come from a CentralArena (slabs from malloc, a mutex and a free stack
+// per class); each variant is the cache in front of it, with one cache per
+// class (per thread, per CPU or shared), refilled from and flushed to the
+// arena per class:
 //   kThreadCache   per-thread cache, jemalloc tcache-like: a stack per class,
 //                  refilled/flushed in batches, incremental GC of low-water objects
 //   kPerCpuRseq    per-CPU cache; push/pop are rseq critical sections (upstream
@@ -31,14 +34,32 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace rseqmc::alloc {
 
-inline constexpr int kNumClasses = 4;
-// Object size of each class, bytes.
-inline constexpr std::array<size_t, kNumClasses> kClassBytes = {16, 64, 256, 1024};
+// The size classes: jemalloc's small classes up to 2 KiB (jemalloc 4/5,
+// include/jemalloc/internal/size_classes.sh / sc.c with LG_QUANTUM = 4:
+// 8 B, then the 16-byte quantum up to 128 B, then four classes per doubling:
+// 128 * (1 + k/4) ... up to 2048). tcmalloc's table (size_classes.cc) has the
+// same shape with more classes. Object size of each class, bytes:
+inline constexpr int kNumClasses = 25;
+inline constexpr std::array<size_t, kNumClasses> kClassBytes = {
+    8,   16,  32,  48,  64,  80,  96,   112,  128,  160,  192,  224, 256,
+    320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048};
+// Largest size the caches serve; larger requests are "large" objects, which
+// jemalloc and tcmalloc serve from page runs outside the thread/CPU caches
+// (not modelled here).
+inline constexpr size_t kMaxSmallBytes = kClassBytes[kNumClasses - 1];
+
+// The size class of a request of `bytes` bytes: the smallest class whose
+// objects hold `bytes` (0 bytes: class 0, as malloc(0) returns a minimal
+// object); std::nullopt above kMaxSmallBytes. O(1): a table indexed by
+// (bytes + 7) / 8, as jemalloc's size2index_tab and tcmalloc's class_array.
+std::optional<int> SizeClassOf(size_t bytes);
+
 inline constexpr int kCacheCap = 64;   // objects per cache and class
 inline constexpr int kBatch = 32;      // refill / flush batch
 inline constexpr int kSharedCap = 512; // objects per class in the shared CAS cache
@@ -84,10 +105,17 @@ class CentralArena {
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  // An object of class `cls` (0..kNumClasses-1), never nullptr.
-  virtual void* Alloc(int cls) = 0;
-  // Gives back `p`, which Alloc(cls) returned.
-  virtual void Free(int cls, void* p) = 0;
+  // An object of at least `bytes` bytes (an object of SizeClassOf(bytes)),
+  // never nullptr. Throws std::length_error above kMaxSmallBytes.
+  void* Alloc(size_t bytes) { return AllocClass(ClassOrThrow(bytes)); }
+  // Gives back `p`, which Alloc(bytes) returned: a sized free, as jemalloc's
+  // sdallocx() and C++14 sized operator delete (the size picks the class;
+  // nothing is stored in front of the object). Throws std::length_error
+  // above kMaxSmallBytes.
+  void Free(void* p, size_t bytes) { FreeClass(ClassOrThrow(bytes), p); }
+  // The same by class index (0..kNumClasses-1): an object of kClassBytes[cls].
+  virtual void* AllocClass(int cls) = 0;
+  virtual void FreeClass(int cls, void* p) = 0;
   // Bytes held in caches (objects cached times their class size): the RSS
   // proxy the benchmark reports.
   virtual uint64_t CachedBytes() const = 0;
@@ -101,11 +129,35 @@ class Allocator {
 
  protected:
   CentralArena arena_;
+
+ private:
+  static int ClassOrThrow(size_t bytes);
 };
 
-// A new allocator of variant `v`. Throws std::runtime_error when the variant
-// cannot run here (kPerCpuRseq without rseq: the message says why).
-std::unique_ptr<Allocator> MakeAllocator(Variant v);
+// How kPerCpuRseq reads the CPU number inside its critical sections (the
+// seed's "reading the CPU number with `lsl` cost about 3 %"; alloc.cc shows
+// each read's instructions):
+//   kRseqCpuId    load of the kernel-written rseq cpu_id (the upstream ABI)
+//   kLsl          `lsl` of the per-CPU GDT segment (selector 0x7b), the vDSO
+//                 getcpu fallback (arch/x86/include/asm/segment.h vdso_read_cpunode)
+//   kRdpid        RDPID (TSC_AUX = node << 12 | cpu, set by the kernel's setup_getcpu())
+//   kRdtscp       RDTSCP's TSC_AUX (the same value, plus a TSC read)
+//   kSchedGetcpu  sched_getcpu() before the section, compared with cpu_id
+//                 inside it (abort when it changed)
+enum class CpuRead : uint8_t { kRseqCpuId, kLsl, kRdpid, kRdtscp, kSchedGetcpu };
+inline constexpr std::array<CpuRead, 5> kAllCpuReads = {CpuRead::kRseqCpuId, CpuRead::kLsl, CpuRead::kRdpid,
+                                                        CpuRead::kRdtscp, CpuRead::kSchedGetcpu};
+// "cpu_id", "lsl", "rdpid", "rdtscp", "sched_getcpu".
+const char* CpuReadName(CpuRead r);
+// Whether this machine has the instruction (CPUID: RDPID leaf 7 ECX bit 22,
+// RDTSCP leaf 0x80000001 EDX bit 27; the others: x86-64).
+bool CpuReadAvailable(CpuRead r);
+
+// A new allocator of variant `v` (`cpu_read`: kPerCpuRseq only). Throws
+// std::runtime_error when the variant cannot run here (kPerCpuRseq without
+// rseq, or without the instruction of `cpu_read`: the message says why) and
+// std::invalid_argument for a `cpu_read` other than kRseqCpuId on another variant.
+std::unique_ptr<Allocator> MakeAllocator(Variant v, CpuRead cpu_read = CpuRead::kRseqCpuId);
 
 }  // namespace rseqmc::alloc
 

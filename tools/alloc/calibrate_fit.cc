@@ -16,7 +16,7 @@ CostModel FitCostModel(const HostMeasurements& m) {
   c.syscall_ns = nonneg(m.syscall_ns);
   c.context_switch_ns = nonneg(m.yield_switch_ns - m.syscall_ns);
   c.futex_wake_ns = c.futex_wait_ns = nonneg((m.futex_roundtrip_ns / 2 - c.context_switch_ns - c.syscall_ns) / 2);
-  c.migration_ns = nonneg(m.migrate_ns - m.syscall_ns - c.context_switch_ns);
+  c.migration_ns = nonneg(m.migrate_refill_ns);
   c.signal_delivery_ns = nonneg(m.signal_ns - m.syscall_ns);
   c.tick_ns = 1e9 / std::max(1.0, m.hz);
   const unsigned cpus = static_cast<unsigned>(std::clamp(m.cpus, 1, 8));
