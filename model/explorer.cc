@@ -149,17 +149,26 @@ void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool events, s
 // strategies schedule other threads only at visible steps (as stateless
 // checkers schedule only at shared accesses); events on t are still tried
 // before it.
+//
+// Two kinds of step are not local although they touch only t: one that ends
+// the process (a failing assert, a call past the depth limit:
+// Machine::NextStepEndsProcess) stops every other thread where it is, so the
+// other threads must be tried before it; and `observe`, which adds to the
+// outcome, so that a step ending the process in another thread can land
+// before or after it (an outcome holds the memory and observations as the
+// process died).
 bool StepIsLocal(const Machine& m, int t) {
   const SimThread& th = m.thread(t);
   if (th.notify_resume || (th.pending & ~th.blocked) != 0) return false;
   const Context& c = th.cur();
   if (c.pc == kNativePc || c.pc >= m.scenario().program.code.size()) return false;
+  if (m.NextStepEndsProcess(t)) return false;
   switch (m.scenario().program.code[c.pc].op) {
     case Op::kLi: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
     case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul: case Op::kLa:
     case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
     case Op::kJmp: case Op::kCall: case Op::kSig: case Op::kNop: case Op::kFence:
-    case Op::kObserve: case Op::kAssert: case Op::kGetcpu: case Op::kRseqAddr:
+    case Op::kAssert: case Op::kGetcpu: case Op::kRseqAddr:
       return true;
     case Op::kRet:
       return c.call_depth > 0;  // exit and sigreturn are visible
@@ -202,7 +211,7 @@ bool EventsDeferrable(const Machine& m, int t) {
   const Instr& in = m.scenario().program.code[c.pc];
   uint32_t next[2] = {c.pc + 1, c.pc + 1};
   switch (in.op) {
-    case Op::kGetcpu: case Op::kObserve: case Op::kAssert:
+    case Op::kGetcpu: case Op::kAssert:
       return false;
     case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
       next[1] = in.target;
@@ -247,6 +256,12 @@ uint64_t ContextHash(const SimThread& th) {
   }
   h = (h ^ th.pending ^ (static_cast<uint64_t>(th.blocked) << 32)) * 0x100000001b3ull;
   return h;
+}
+
+// Verdicts of an execution that the machine ended at a transition, killing
+// every thread where it was (Machine::FailAssert, Machine::Kill).
+bool EndsProcess(Verdict v) {
+  return v == Verdict::kAssertFailed || v == Verdict::kSigsegv || v == Verdict::kKilled;
 }
 
 // Thrown out of an execution when the program turns out to read mm_cid
@@ -517,6 +532,9 @@ class DfsEngine : public Scheduler {
       }
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, depth_);
+      // Before any oracle's verdict: the machine ended the process at the
+      // last transition (an oracle judges a finished execution).
+      const bool ended_process = !r.stopped && EndsProcess(r.verdict);
       bool go;
       if (r.stopped) {
         ++res.redundant;
@@ -527,7 +545,10 @@ class DfsEngine : public Scheduler {
       // A stop for a failure is final; any other stop is snapshotted after
       // this execution's analysis, so that resuming continues with the next.
       if (!go && !(snapshot_ && res.stop_reason != "failure")) return;
-      if (dpor_) AnalyzeRaces();
+      if (dpor_) {
+        AnalyzeRaces();
+        if (ended_process) RaceWithPendingSteps();
+      }
       const bool more = Backtrack();
       if (snapshot_) snapshot_(more, /*forced=*/!go);
       if (!go) return;
@@ -922,6 +943,22 @@ class DfsEngine : public Scheduler {
         }
       }
     }
+  }
+
+  // The last transition ended the process (Machine::TouchEveryThread): every
+  // other thread enabled at it had a next step that the end cut off, and
+  // that step conflicts with it (it touches its own thread), so each such
+  // race is reversed at the last node: the other thread runs first there.
+  // AnalyzeRaces sees only executed transitions, so it cannot find these
+  // (as in Flanagan-Godefroid DPOR's rule for threads still enabled in a
+  // final state). Run in turn, their steps meet the end again and so on:
+  // every point at which the end can cut the others off is explored.
+  void RaceWithPendingSteps() {
+    if (top_ == 0) return;
+    Node& last = stack_[top_ - 1];
+    last.enabled.ForEach([&last](int u) {
+      if (u != last.thread) last.backtrack.Add(u);
+    });
   }
 
   // The source-set step for the race of transition i with the later

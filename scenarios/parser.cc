@@ -53,7 +53,10 @@ int64_t Wrap(uint64_t bits) { return static_cast<int64_t>(bits); }
 class Parser {
  public:
   Parser(std::string_view text, std::string file, const std::map<std::string, int64_t>& defines)
-      : file_(std::move(file)), defines_(defines), lines_(SplitLines(text)) {}
+      : file_(std::move(file)), defines_(defines), lines_(SplitLines(text)), embedded_(IsEmbedded(text, file_)) {
+    main_file_ = file_;
+    main_lines_ = lines_;
+  }
 
   Scenario ParseFile();
   Expr ParseLoneProperty(const std::vector<Constant>& constants);
@@ -61,10 +64,24 @@ class Parser {
  private:
   // --- errors ---------------------------------------------------------------
   [[noreturn]] void Error(SourceLoc loc, const std::string& message, const std::string& hint = "") const {
-    throw InputError(file_, loc, message, SourceLine(loc.line), hint);
+    Located(loc, message, hint);
   }
-  std::string SourceLine(uint32_t line) const {
-    return line >= 1 && line <= lines_.size() ? std::string(lines_[line - 1]) : "";
+  // Throws the error at `loc`: in the scenario's file, or (its column tagged
+  // by column_base_) in the included library, with that file's own line and
+  // column and the include that pulled it in (review findings F2/F3).
+  [[noreturn]] void Located(SourceLoc loc, const std::string& message, const std::string& hint) const {
+    if (loc.column < kLibraryColumn) {
+      throw InputError(main_file_, loc, message, SourceLine(main_lines_, loc.line), hint);
+    }
+    const Library& lib = libraries_[loc.column / kLibraryColumn - 1];
+    const SourceLoc own{loc.line, loc.column % kLibraryColumn};
+    throw InputError(lib.path, own,
+                     message + " (in the library included from " + main_file_ + ":" +
+                         std::to_string(lib.at.line) + ":" + std::to_string(lib.at.column) + ")",
+                     SourceLine(lib.lines, loc.line), hint);
+  }
+  static std::string SourceLine(const std::vector<std::string_view>& lines, uint32_t line) {
+    return line >= 1 && line <= lines.size() ? std::string(lines[line - 1]) : "";
   }
 
   // The lines of `text` (views into it), without their `\n` or `\r\n`.
@@ -227,6 +244,29 @@ class Parser {
   SourceLoc first_import_loc_;                      // the first `import` statement's file name
   std::vector<std::unique_ptr<std::string>> library_texts_;  // texts of `include`d libraries (lines_ views)
   bool including_ = false;                                   // parsing an `include`d library
+  // Positions in included libraries: library k's tokens (libraries_[k])
+  // have kLibraryColumn * (k + 1) added to their column, so that a position
+  // names its file wherever it ends up (Located); the scenario's own have
+  // column_base_ 0. Scenario positions of included code are cleared after
+  // the build (ForgetIncludedPositions).
+  static constexpr uint32_t kLibraryColumn = 1u << 24;
+  struct Library {
+    std::string path;
+    std::vector<std::string_view> lines;
+    SourceLoc at;  // the `include` statement's file name in the scenario
+  };
+  std::vector<Library> libraries_;
+  uint32_t column_base_ = 0;
+  std::string main_file_;
+  std::vector<std::string_view> main_lines_;
+  // The text is a built-in scenario's embedded copy (scenarios/builtin.h):
+  // its libraries are the embedded ones too, whatever the current directory
+  // holds at the same relative path (review finding F11).
+  bool embedded_ = false;
+  static bool IsEmbedded(std::string_view text, const std::string& file) {
+    const BuiltinScenario* b = FindBuiltinScenario(file);
+    return b != nullptr && b->path == file && b->text.data() == text.data();
+  }
   std::set<std::string> included_functions_;                 // functions an included library defines
 };
 
@@ -302,7 +342,7 @@ void Parser::LexString(std::string_view s, size_t& i, Token& t) {
       continue;
     }
     if (j + 1 >= s.size()) break;
-    const SourceLoc at{open.line, static_cast<uint32_t>(j + 1)};
+    const SourceLoc at{open.line, static_cast<uint32_t>(j + 1) + column_base_};
     char e = s[j + 1];
     switch (e) {
       case '"': t.str += '"'; break;
@@ -342,7 +382,7 @@ void Parser::LexLine(uint32_t line_no) {
     }
     if (c == '#') break;
     Token t;
-    t.loc = {line_no, static_cast<uint32_t>(i + 1)};
+    t.loc = {line_no, static_cast<uint32_t>(i + 1) + column_base_};
     if (syntax::IsIdentStart(c)) {
       size_t j = i;
       while (j < s.size() && syntax::IsIdentChar(s[j])) ++j;
@@ -383,7 +423,7 @@ void Parser::LexLine(uint32_t line_no) {
     toks_.push_back(std::move(t));
   }
   end_ = Token();
-  end_.loc = {line_no, static_cast<uint32_t>(last_end + 1)};
+  end_.loc = {line_no, static_cast<uint32_t>(last_end + 1) + column_base_};
 }
 
 // ---------------------------------------------------------------------------
@@ -564,7 +604,8 @@ Scenario Parser::ParseFile() {
     Error(first_import_loc_, e.what(), "`rseqmc import FILE` lists what can be imported");
   } catch (const InputError& e) {
     // Builder and validation errors carry positions but not the text.
-    throw InputError(e.file(), e.loc(), e.message(), SourceLine(e.loc().line), e.hint());
+    if (e.loc().line == 0) throw InputError(e.file(), e.loc(), e.message(), "", e.hint());
+    Located(e.loc(), e.message(), e.hint());
   }
 }
 
@@ -720,16 +761,22 @@ void Parser::ParseInclude() {
   std::string path = file_tok.str;
   ExpectEnd("the library file name");
   if (including_) Error(at, "an included library cannot include another", "include every library from the scenario");
+  if (path.find('\0') != std::string::npos) {
+    Error(at, "the library file name contains a NUL byte", "write the file name without control characters");
+  }
   const size_t slash = file_.rfind('/');
   if (!path.empty() && path[0] != '/' && slash != std::string::npos) path = file_.substr(0, slash + 1) + path;
   path = std::filesystem::path(path).lexically_normal().string();
+  if (libraries_.size() + 1 >= std::numeric_limits<uint32_t>::max() / kLibraryColumn) {
+    Error(at, "too many included libraries", "include at most 254 libraries");
+  }
   library_texts_.push_back(std::make_unique<std::string>(ReadLibrary(path, at)));
   std::string saved_file = std::exchange(file_, path);
   std::vector<std::string_view> saved_lines = std::exchange(lines_, SplitLines(*library_texts_.back()));
+  libraries_.push_back({path, lines_, at});
+  column_base_ = static_cast<uint32_t>(libraries_.size()) * kLibraryColumn;
   const uint32_t saved_line = line_;
   including_ = true;
-  const size_t first_symbol = symbols_.size();
-  const size_t first_scratch = scratch_.size();
   static const std::set<std::string_view> kLibraryStatements = {"const", "var", "percpu", "scratch", "func",
                                                                           "signal"};
   for (uint32_t n = 1; n <= lines_.size(); ++n) {
@@ -742,9 +789,7 @@ void Parser::ParseInclude() {
     Statement();
     n = line_;
   }
-  // Checks after parsing report positions in the scenario's own file.
-  for (size_t k = first_symbol; k < symbols_.size(); ++k) symbols_[k].second = {};
-  for (size_t k = first_scratch; k < scratch_.size(); ++k) scratch_[k].second = {};
+  column_base_ = 0;
   including_ = false;
   file_ = std::move(saved_file);
   lines_ = std::move(saved_lines);
@@ -754,6 +799,13 @@ void Parser::ParseInclude() {
 }
 
 std::string Parser::ReadLibrary(const std::string& path, SourceLoc at) {
+  if (embedded_) {
+    if (const std::string_view* builtin = FindBuiltinLibrary(path)) return std::string(*builtin);
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    Error(at, "cannot include '" + path + "': it is a directory", "name an IR library file (.rsqi) in it");
+  }
   std::ifstream in(path, std::ios::binary);
   if (in) {
     std::ostringstream text;
@@ -770,6 +822,15 @@ void Parser::ForgetIncludedPositions(Scenario& s) const {
     f.loc = {};
     for (uint32_t pc = f.first; pc < f.first + f.count; ++pc) s.program.code[pc].loc = {};
   }
+  // Whatever else a library declared (symbols, descriptors, signals) keeps
+  // no position either: Scenario positions are the scenario file's.
+  auto forget = [](SourceLoc& loc) {
+    if (loc.column >= kLibraryColumn) loc = {};
+  };
+  for (Symbol& sym : s.program.symbols) forget(sym.loc);
+  for (CsDescriptor& d : s.program.descriptors) forget(d.loc);
+  for (Instr& in : s.program.code) forget(in.loc);
+  for (SignalSpec& sg : s.signals) forget(sg.loc);
 }
 
 void Parser::ParseConst(const Token& kw) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -97,6 +98,12 @@ CostModel ParseCostModel(const std::string& text, const std::string& file) {
 }
 
 CostModel LoadCostModel(const std::string& path) {
+  // An ifstream opens a directory and reads nothing from it: the defaults
+  // would be used as if the file had set them (review finding F5).
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path, {}, "the cost-model file is a directory", "", "give a cost-model file (e.g. tools/alloc/cost_model.txt)");
+  }
   std::ifstream f(path);
   if (!f) throw InputError(path, {}, "cannot read the cost-model file", "", "give an existing file (e.g. tools/alloc/cost_model.txt)");
   std::stringstream ss;

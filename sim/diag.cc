@@ -14,7 +14,14 @@ std::string Compose(const std::string& file, SourceLoc loc, const std::string& m
   if (!s.empty()) s += " ";
   s += "error: " + message + "\n";
   if (!line.empty()) {
-    s += "  " + line + "\n";
+    // Control bytes (a NUL in a string, say) are shown as '?', one column
+    // each, so that the caret stays under its column and a NUL does not cut
+    // the message short where it is printed as a C string.
+    std::string shown = line;
+    for (char& c : shown) {
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
+    }
+    s += "  " + shown + "\n";
     if (loc.column != 0) s += "  " + std::string(loc.column - 1, ' ') + "^\n";
   }
   if (!hint.empty()) s += "  hint: " + hint + "\n";

@@ -857,6 +857,7 @@ void Machine::ForceSigsegv(int t, const std::string& reason) { Kill(kSigSegv, re
 
 void Machine::Kill(int signo, const std::string& reason, int t) {
   if (finished_) return;
+  TouchEveryThread();
   out_->verdict = signo == kSigSegv ? Verdict::kSigsegv : Verdict::kKilled;
   out_->message = reason;
   if (record_) Record(TraceKind::kKill, t >= 0 ? threads_[t].cpu : -1, t, t >= 0 ? threads_[t].cur().pc : 0, signo, 0,
@@ -866,6 +867,7 @@ void Machine::Kill(int signo, const std::string& reason, int t) {
 
 void Machine::FailAssert(int t, uint32_t pc, const std::string& msg) {
   if (finished_) return;
+  TouchEveryThread();
   out_->verdict = Verdict::kAssertFailed;
   out_->message = "assert failed in " + s_.threads[t].name + " at " +
                   (pc == kNativePc ? std::string("native code") : s_.program.DescribeIndex(pc));
@@ -1102,6 +1104,18 @@ inline bool Compare(CmpKind k, int64_t a, int64_t b) {
   return false;
 }
 }  // namespace
+
+bool Machine::NextStepEndsProcess(int t) const {
+  const Context& c = threads_[t].cur();
+  if (c.pc == kNativePc) return false;
+  if (c.pc >= code_size_) return true;  // Step: "ran past the end of the code"
+  const Instr& in = code_[c.pc];
+  switch (in.op) {
+    case Op::kAssert: return !Compare(static_cast<CmpKind>(in.aux), c.r[in.rs], in.use_imm ? in.imm : c.r[in.rt]);
+    case Op::kCall: return c.call_depth >= kMaxCallDepth;
+    default: return false;
+  }
+}
 
 Machine::Stop Machine::Interpret(int t, bool skip_boundary) {
   for (;;) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "sim/diag.h"
@@ -44,7 +45,14 @@ void TimedScheduler::BeginExecution(const Machine& m) {
   stats_.busy_ns.assign(n, 0.0);
 }
 
-uint64_t TimedScheduler::NowNs(int cpu) const { return static_cast<uint64_t>(clock_[cpu]); }
+// A CPU clock past KTIME_MAX (2^63-1 ns: `work` of nearly 2^63 ns) reads as
+// KTIME_MAX, as the kernel's ktime_t saturates (ktime_add_safe()), instead
+// of a value no int64 holds (review finding F6; `sleep` saturates its
+// deadline the same way, Machine::Sleep).
+uint64_t TimedScheduler::NowNs(int cpu) const {
+  constexpr double kKtimeMax = 9223372036854775807.0;
+  return clock_[cpu] >= kKtimeMax ? static_cast<uint64_t>(INT64_MAX) : static_cast<uint64_t>(clock_[cpu]);
+}
 
 uint64_t TimedScheduler::HorizonNs() const {
   double h = INFINITY;
@@ -150,10 +158,16 @@ void TimedScheduler::ObserveSwitches(const Machine& m) {
     const int r = m.cpu(c).running;
     if (r == seen_running_[c]) continue;
     if (r >= 0) {
-      // The time the thread became ready: a sleeper's deadline, a balanced
-      // thread's migration time, else the waker's (the last step's) time.
+      // The time the thread became ready: a sleeper's deadline when its
+      // timer ended the sleep (nanosleep returned 0), a balanced thread's
+      // migration time, else the waker's (the last step's) time, as for a
+      // sleep that a signal ended: signal_wake_up() wakes it at once and
+      // nanosleep returns -EINTR then (kernel/time/hrtimer.c
+      // do_nanosleep(): the loop ends on signal_pending()), not at its
+      // deadline (review finding F18). The signal frame is not pushed yet:
+      // r0 of the sleeping context is the sleep's return value.
       double ready = gvt_;
-      if (slept_[r]) ready = static_cast<double>(m.thread(r).wake_at_ns);
+      if (slept_[r] && m.thread(r).cur().r[0] == 0) ready = static_cast<double>(m.thread(r).wake_at_ns);
       ready = std::max(ready, ready_[r]);
       if (seen_running_[c] < 0 && clock_[c] < ready) clock_[c] = ready;  // idle until then
       slept_[r] = 0;
@@ -226,7 +240,7 @@ void TimedScheduler::EndExecution(const Machine& m) {
   ChargePending(m);
   double end = 0;
   for (double c : clock_) end = std::max(end, c);
-  stats_.end_ns = static_cast<uint64_t>(end);
+  stats_.end_ns = end >= 9223372036854775807.0 ? static_cast<uint64_t>(INT64_MAX) : static_cast<uint64_t>(end);
   stats_.window_ns = window_ ? *window_ : stats_.end_ns;
 }
 

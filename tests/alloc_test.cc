@@ -138,10 +138,100 @@ TEST(AllocInclude, AnErrorInsideALibraryNamesTheLibraryAndItsLine) {
   // scenarios/alloc_common.rsqi uses constants the scenario must declare first
   // (the built-in library: no scenarios/ folder below the test's directory).
   EXPECT_EQ(InputErrorOf("scenario x\ninclude \"alloc_common.rsqi\"\n", "scenarios/x.rsq"),
-            "scenarios/alloc_common.rsqi:53:21: error: unknown constant 'CAP'\n"
+            "scenarios/alloc_common.rsqi:53:21: error: unknown constant 'CAP' (in the library included from "
+            "scenarios/x.rsq:2:9)\n"
             "  const SLOT_BYTES = (CAP * 8)      # derived: bytes of one cache's slots\n"
             "                      ^\n"
             "  hint: declare it first with `const CAP = VALUE`\n");
+}
+
+// Review findings F2/F3: an error in an included library that is found
+// after parsing (labels, calls, descriptors, duplicate symbols, signal
+// handlers, found by the builder and validation) names the library's own
+// file, line and column and the include, not the scenario's file with the
+// library's line.
+TEST(AllocInclude, ErrorsFoundAfterParsingNameTheLibraryItsPositionAndTheInclude) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()).lexically_normal() / "rseqmc_f2";
+  std::filesystem::create_directories(dir);
+  const std::string lib = (dir / "lib.rsqi").string(), x = (dir / "x.rsq").string();
+  const std::string scenario =
+      "scenario x\ncpus 1\n\n\ninclude \"lib.rsqi\"\nfunc m\n  call h\n  ret\nend\nthread t entry m cpu 0\n";
+  struct Case {
+    std::string library;
+    std::string first_line;  // of the formatted error, after "LIB:"
+  };
+  const std::vector<Case> cases = {
+      {"func h\n  li r1, 1\n  jmp nowhere\n  ret\nend\n", "3:3: error: undefined label 'nowhere'"},
+      {"func h\n  li r1, 1\n  call nof\n  ret\nend\n", "3:3: error: undefined function 'nof'"},
+      {"var y: u64\nvar y: u64\nfunc h\n ret\nend\n", "2:5: error: duplicate symbol 'y'"},
+      {"signal SIGUSR1 handler nope\nfunc h\n ret\nend\n", "1:8: error: undefined function 'nope'"},
+      {"func h\n  rseq_arm c\ns:\n  li r1, 1\np:\n  ret\n  sig 0x53053053\na:\n  ret\n"
+       "  cs c start=s post_commit=p abort=a\nend\n",
+       "10:6: error: descriptor 'c': the last instruction of the section (line 4) must be the commit store"},
+  };
+  for (const Case& c : cases) {
+    std::ofstream(lib) << c.library;
+    const std::string e = InputErrorOf(scenario, x);
+    const std::string first = e.substr(0, e.find('\n'));
+    EXPECT_EQ(first.rfind(lib + ":" + c.first_line, 0), 0u) << e;
+    EXPECT_NE(first.find("(in the library included from " + x + ":5:9)"), std::string::npos) << e;
+  }
+  // The caret line is the library's.
+  std::ofstream(lib) << cases[0].library;
+  const std::string e = InputErrorOf(scenario, x);
+  EXPECT_NE(e.find("\n    jmp nowhere\n    ^\n"), std::string::npos) << e;
+}
+
+// Review findings F1 and F16: a directory or a file name with a NUL byte is
+// an error at the include, not an empty library or a message cut short.
+TEST(AllocInclude, ADirectoryOrANulByteIsAnErrorAtTheInclude) {
+  const std::string dir = std::filesystem::path(::testing::TempDir()).lexically_normal().string();
+  std::filesystem::create_directories(std::filesystem::path(dir) / "lib_dir.rsqi");
+  const std::string x = (std::filesystem::path(dir) / "x.rsq").string();
+  const std::string lib = (std::filesystem::path(dir) / "lib_dir.rsqi").string();
+  EXPECT_EQ(InputErrorOf("scenario x\ninclude \"lib_dir.rsqi\"\n", x),
+            x + ":2:9: error: cannot include '" + lib + "': it is a directory\n"
+                "  include \"lib_dir.rsqi\"\n"
+                "          ^\n"
+                "  hint: name an IR library file (.rsqi) in it\n");
+  const std::string nul = std::string("scenario x\ninclude \"a") + '\0' + "b.rsqi\"\n";
+  const std::string e = InputErrorOf(nul, x);
+  EXPECT_EQ(e.substr(0, e.find('\n')), x + ":2:9: error: the library file name contains a NUL byte") << e;
+  EXPECT_NE(e.find("\n  include \"a?b.rsqi\"\n          ^\n  hint: write the file name without control characters"),
+            std::string::npos)
+      << e;
+}
+
+// Review finding F11: a built-in scenario (its embedded text) includes the
+// embedded libraries, whatever the current directory holds at the same
+// relative path; a scenario read from disk still includes from disk.
+TEST(AllocInclude, BuiltinsIncludeTheEmbeddedLibrariesWhateverTheCurrentDirectory) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "rseqmc_f11";
+  std::filesystem::create_directories(dir / "scenarios" / "buggy");
+  {
+    std::ofstream(dir / "scenarios" / "alloc_common.rsqi") << "bogus statement\n";
+  }
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const BuiltinScenario* b = FindBuiltinScenario("buggy/alloc_commit_before_copy");
+  ASSERT_NE(b, nullptr);
+  std::string builtin_error, disk_error;
+  try {
+    const Scenario s = ParseScenario(b->text, b->path);
+    EXPECT_GE(s.program.FindFunction("alloc"), 0);
+  } catch (const InputError& e) {
+    builtin_error = e.Format();
+  }
+  // The same text as a copy (a file on disk with that name) reads the
+  // library next to it: the bogus one.
+  try {
+    ParseScenario(std::string(b->text), b->path);
+  } catch (const InputError& e) {
+    disk_error = e.Format();
+  }
+  std::filesystem::current_path(before);
+  EXPECT_EQ(builtin_error, "");
+  EXPECT_EQ(disk_error.substr(0, disk_error.find(':')), "scenarios/alloc_common.rsqi") << disk_error;
 }
 
 TEST(AllocInclude, ALibraryHoldsNoThreadsNoPropertiesNoIncludes) {
@@ -156,7 +246,8 @@ TEST(AllocInclude, ALibraryHoldsNoThreadsNoPropertiesNoIncludes) {
         InputErrorOf("scenario x\ninclude \"alloc_test_lib.rsqi\"\n", (std::filesystem::path(dir) / "x.rsq").string());
     EXPECT_EQ(e.substr(0, e.find('\n')),
               path + ":1:1: error: a library holds only `const`, `var`, `percpu`, `scratch`, `func` and `signal` "
-                     "statements")
+                     "statements (in the library included from " + (std::filesystem::path(dir) / "x.rsq").string() +
+                     ":2:9)")
         << bad;
   }
 }

@@ -120,6 +120,25 @@ TEST(BadInputTest, RequiredCases) {
   for (const BadCase& c : cases) Check(c);
 }
 
+// Review finding F10: a -D value that no 64-bit integer holds is refused on
+// the command line (CliTest.BadDefinesExitTwoWithAMessage); one that does
+// but overflows where it is used (a u32 initial value, a derived constant,
+// a declared range such as 1..64 CPUs) is an error at that use, naming its
+// line and column.
+TEST(BadInputTest, DefinedValuesOutOfRangeAreErrorsAtTheirUse) {
+  const BadCase cases[] = {
+      {"-D value too big for a u32", Base(4, "var x: u32 = OPS"), 4, 14, "initial value 4294967296 does not fit in u32",
+       "", {{"OPS", 4294967296}}},
+      {"-D value overflowing a derived constant", Base(4, "const N = (OPS * 4)"), 4, 16,
+       "integer overflow in constant expression", "", {{"OPS", int64_t{1} << 62}}},
+      {"-D value outside the CPUs' range", Replace(Base(), "cpus 2\nconst OPS = 1", "const OPS = 1\ncpus OPS"), 3, 6, "cpus must be between 1 and 64 (got 65)", "",
+       {{"OPS", 65}}},
+      {"-D value outside an array size's range", Base(4, "var x: u64[OPS]"), 4, 12, "array size -1 out of range",
+       "", {{"OPS", -1}}},
+  };
+  for (const BadCase& c : cases) Check(c);
+}
+
 TEST(BadInputTest, MoreCases) {
   const BadCase cases[] = {
       {"missing end", "scenario p\nfunc f\n  ret\n", 2, 1, "function 'f' has no `end`"},

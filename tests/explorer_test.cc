@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "gen/program_gen.h"
 #include "gen/rc_cases.h"
@@ -154,10 +155,6 @@ std::vector<GoldenCase> GoldenCases() {
   for (const BuiltinScenario& b : BuiltinScenarios()) {
     // 2015-RFC programs run under rfc2015 only: tests/rfc2015_test.cc.
     if (FindRfc2015Use(ParseScenario(b.text, b.path).program) != nullptr) continue;
-    // KNOWN DISAGREEMENT, left for the DPOR owners (issue 12 report): with one
-    // event, DPOR completes with 15 distinct outcomes of this planted bug and
-    // stateful search with 23 (both find the bug). Every other built-in agrees.
-    if (b.name == "buggy/alloc_commit_before_copy") continue;
     // The list/buffer workloads are explored with one node per thread to keep
     // the suite (and its ASan run) short.
     const bool heavy = b.name.find("list") != std::string::npos || b.name.find("buffer") != std::string::npos ||
@@ -253,6 +250,82 @@ TEST(Explore, TwoCallsOfOneFunctionAreNoSpin) {
     EXPECT_FALSE(r.failure.has_value()) << StrategyName(k) << ": " << (r.failure ? r.failure->message : "");
     EXPECT_EQ(r.outcomes.size(), 1u) << StrategyName(k);
   }
+}
+
+// A failed assert ends the process where every other thread is: the outcome
+// (memory, observations, return values as the process died) depends on how
+// far the others got, so every exhaustive strategy must reach every such
+// point. Regression: DPOR took the assert as independent of the other
+// threads' steps and ran it first (1 outcome of 5 here; 15 of 27 of
+// buggy/alloc_commit_before_copy with one event), and DFS and stateful search
+// ran a thread's `observe` or the assert itself as a local step without
+// trying the others before it (1 and 23 of 27).
+Scenario EndsProcessScenario(bool asserter_first) {
+  const std::string asserter = "func dies\n  li r1, 0\n  assert r1 == 1, \"dies\"\n  ret\nend\n";
+  const std::string writer =
+      "func writes\n  li r3, 1\n  observe seen, r3\n  la r2, x\n  st [r2], r3\n  observe seen, r3\n"
+      "  la r2, y\n  st [r2], r3\n  li r0, 7\n  ret\nend\n";
+  const std::string threads = asserter_first
+                                  ? "thread a entry dies cpu 0 affinity 0\nthread w entry writes cpu 1 affinity 1\n"
+                                  : "thread w entry writes cpu 0 affinity 0\nthread a entry dies cpu 1 affinity 1\n";
+  return ParseScenario("scenario ends_process\ncpus 2\nvar x: u64\nvar y: u64\n" + asserter + writer + threads +
+                           "expect fail assert\n",
+                       "ends_process.rsq");
+}
+
+TEST(Explore, AFailedAssertCutsTheOtherThreadsOffAtEveryPoint) {
+  for (const bool asserter_first : {true, false}) {
+    const Scenario s = EndsProcessScenario(asserter_first);
+    const int w = asserter_first ? 1 : 0;
+    const uint64_t x = s.program.symbols[s.program.FindSymbol("x")].address - kDataBase;
+    const uint64_t y = s.program.symbols[s.program.FindSymbol("y")].address - kDataBase;
+    // The writer's progress when the assert ends the process: (observations,
+    // x, y, return value). Its steps before its first observe and between
+    // a store and the next observe change nothing an outcome holds.
+    const std::set<std::tuple<size_t, int, int, int64_t>> want = {
+        {0, 0, 0, 0}, {1, 0, 0, 0}, {1, 1, 0, 0}, {2, 1, 0, 0}, {2, 1, 1, 0}, {2, 1, 1, 7}};
+    for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor, StrategyKind::kStateful}) {
+      for (uint32_t events : {0u, 1u}) {
+        const ExploreResult r = ExploreWith(s, k, events);
+        const std::string what = std::string(StrategyName(k)) + " events<=" + std::to_string(events) +
+                                 (asserter_first ? ", asserter on CPU 0" : ", writer on CPU 0");
+        EXPECT_TRUE(r.complete) << what;
+        std::set<std::tuple<size_t, int, int, int64_t>> got;
+        for (const Outcome& o : r.outcomes) {
+          EXPECT_EQ(o.verdict, Verdict::kAssertFailed) << what;
+          got.insert({o.observed[w].size(), o.symbols[x], o.symbols[y], o.returns[w]});
+        }
+        EXPECT_EQ(got, want) << what;
+        EXPECT_EQ(r.outcomes.size(), want.size()) << what;
+      }
+    }
+  }
+}
+
+// The outcome sets of every exhaustive strategy agree on every planted bug
+// and allocator scenario at K=1, collecting all failures (the golden test
+// checks the other built-ins and these with their counts), including the
+// 2015-RFC programs under the rfc2015 ABI (which the golden test leaves out).
+TEST(Explore, PlantedBugsAndAllocatorsReachTheSameOutcomesUnderEveryExhaustiveStrategy) {
+  int checked = 0;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    if (!b.name.starts_with("buggy/") && !b.name.starts_with("alloc_")) continue;
+    const Scenario s = Builtin(b.name, {{"PER", 1}});
+    ExploreOptions o;
+    o.bounds.max_events = 1;
+    o.stop_at_first_failure = false;
+    if (FindRfc2015Use(s.program) != nullptr) o.run.kernel = {KernelModel::kRfc2015, "rfc2015"};
+    o.strategy = StrategyKind::kDpor;
+    const ExploreResult dpor = Explore(s, o);
+    o.strategy = StrategyKind::kStateful;
+    const ExploreResult stateful = Explore(s, o);
+    ASSERT_TRUE(dpor.complete) << b.name;
+    ASSERT_TRUE(stateful.complete) << b.name;
+    EXPECT_EQ(dpor.outcomes, stateful.outcomes)
+        << b.name << ": dpor " << dpor.outcomes.size() << " outcomes, stateful " << stateful.outcomes.size();
+    ++checked;
+  }
+  EXPECT_GE(checked, 16);
 }
 
 TEST(Explore, EveryPlantedBugIsFoundByEveryExhaustiveStrategyWithOneEvent) {

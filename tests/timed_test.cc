@@ -261,5 +261,59 @@ TEST(SimulateCli, FiguresAndBadCostModel) {
   EXPECT_NE(missing.err.find("needs --cost-model FILE"), std::string::npos) << missing.err;
 }
 
+// Review findings F6 and F18 under `rseqmc simulate`: the clock saturates at
+// KTIME_MAX instead of wrapping after `work` of nearly 2^63 ns, and a sleep
+// that a signal ends resumes at the signal (-EINTR, about 1 us into the run),
+// not at its 10 ms deadline. The scenarios' properties check the values.
+TEST(SimulateCli, HugeWorkSaturatesTheClockAndASignalEndsASleepAtTheSignal) {
+  const std::string cost = ::testing::TempDir() + "/cm_f6.txt";
+  WriteFile(cost, FormatCostModel(CostModel{}));
+  const testing::CliResult work =
+      testing::RunCli({"simulate", testing::Fixture("work_saturates.rsq"), "--cost-model", cost});
+  EXPECT_EQ(work.code, 0) << work.out << work.err;
+  EXPECT_NE(work.out.find("verdict:     pass"), std::string::npos) << work.out;
+  const testing::CliResult sleep =
+      testing::RunCli({"simulate", testing::Fixture("sleep_signal.rsq"), "--cost-model", cost});
+  EXPECT_EQ(sleep.code, 0) << sleep.out << sleep.err;
+  EXPECT_NE(sleep.out.find("verdict:     pass"), std::string::npos) << sleep.out;
+  // The run ends when the sleeper does: about a microsecond, not 10 ms.
+  EXPECT_NE(sleep.out.find("simulated:   0.0"), std::string::npos) << sleep.out;
+}
+
+// Review findings F5, F7, F8 and F17: a directory as the cost model, a step
+// budget of 0 and a --latency name the scenario never observes are bad input
+// (exit 2, naming what is wrong and the fix); --kernel chooses the ABI as in
+// `check`, and an unknown one is bad input.
+TEST(SimulateCli, BadCostModelPathStepBudgetLatencyNameAndKernel) {
+  const std::string dir = ::testing::TempDir();
+  const std::string good = dir + "/cm_f5.txt";
+  WriteFile(good, FormatCostModel(CostModel{}));
+  const std::string scenario = std::string(RSEQMC_SOURCE_DIR) + "/tests/data/sleep_order.rsq";
+  const testing::CliResult as_dir = testing::RunCli({"simulate", scenario, "--cost-model", dir});
+  EXPECT_EQ(as_dir.code, 2) << as_dir.out;
+  EXPECT_NE(as_dir.err.find("the cost-model file is a directory"), std::string::npos) << as_dir.err;
+  EXPECT_NE(as_dir.err.find("hint: give a cost-model file"), std::string::npos) << as_dir.err;
+  const testing::CliResult zero = testing::RunCli({"simulate", scenario, "--cost-model", good, "--max-steps", "0"});
+  EXPECT_EQ(zero.code, 2) << zero.out;
+  EXPECT_NE(zero.err.find("--max-steps 0: the budget must be at least 1 instruction"), std::string::npos) << zero.err;
+  const testing::CliResult misspelt = testing::RunCli({"simulate", scenario, "--cost-model", good, "--latency", "ordr"});
+  EXPECT_EQ(misspelt.code, 2) << misspelt.out;
+  EXPECT_NE(misspelt.err.find("--latency ordr: the scenario has no `observe ordr, REG`"), std::string::npos)
+      << misspelt.err;
+  EXPECT_NE(misspelt.err.find("hint: observation names of this scenario: order, rv"), std::string::npos)
+      << misspelt.err;
+  const testing::CliResult named = testing::RunCli({"simulate", scenario, "--cost-model", good, "--latency", "order"});
+  EXPECT_EQ(named.code, 0) << named.err;
+  EXPECT_NE(named.out.find("requests:    3,"), std::string::npos) << named.out;
+  for (const char* k : {"4.18", "6.0", "6.19"}) {
+    const testing::CliResult r = testing::RunCli({"simulate", scenario, "--cost-model", good, "--kernel", k});
+    EXPECT_EQ(r.code, 0) << k << ": " << r.err;
+    EXPECT_NE(r.out.find("verdict:     pass"), std::string::npos) << k << ": " << r.out;
+  }
+  const testing::CliResult bad_kernel = testing::RunCli({"simulate", scenario, "--cost-model", good, "--kernel", "3.1"});
+  EXPECT_EQ(bad_kernel.code, 2) << bad_kernel.out;
+  EXPECT_NE(bad_kernel.err.find("--kernel 3.1: "), std::string::npos) << bad_kernel.err;
+}
+
 }  // namespace
 }  // namespace rseqmc

@@ -3,11 +3,14 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/cost_model.h"
+#include "sim/diag.h"
+#include "sim/kernel_model.h"
 #include "sim/timed_scheduler.h"
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
@@ -15,7 +18,7 @@
 namespace rseqmc::cli {
 
 std::string SimulateHelp() {
-  return "usage: rseqmc simulate FILE --cost-model FILE [--seed N] [-D NAME=VALUE]... [options]\n"
+  return "usage: rseqmc simulate FILE --cost-model FILE [--seed N] [-D NAME=VALUE]... [--kernel VERSION] [options]\n"
          "\n"
          "Runs one execution of the scenario FILE in simulated time: every virtual CPU has a\n"
          "clock moved by the cost model (ns per instruction kind, coherence misses, system\n"
@@ -35,13 +38,16 @@ std::string SimulateHelp() {
          "  -D NAME=VALUE         override a scenario constant (repeatable)\n"
          "  --window-ns N         measure idle % and throughput over [0, N) ns (default: the\n"
          "                        scenario constant DURATION_NS if declared, else the whole run)\n"
-         "  --latency NAME        observation name of request latencies (default latency)\n"
+         "  --latency NAME        observation name of request latencies (default latency; a name\n"
+         "                        given must be observed by the scenario)\n"
          "  --memory SYM          symbol summed as the memory figure (repeatable)\n"
          "  --show SYM[:STRIDE]   list the symbol's final values, every STRIDE-th element\n"
          "                        (default 1; 8 for per-thread figures padded to a cache\n"
          "                        line); repeatable; in --csv one column per symbol, the\n"
          "                        values separated by ';'\n"
-         "  --max-steps N         instruction budget (default 4000000000)\n"
+         "  --max-steps N         instruction budget (default 4000000000; at least 1)\n"
+         "  --kernel VERSION      rseq ABI to model (rseqmc kernels), as for check (default: the\n"
+         "                        running kernel's if modelled, else 6.18)\n"
          "  --csv                 one CSV line with a header instead of the text report\n"
          "  -h [ --help ]         Show this help.\n"
          "\n"
@@ -87,6 +93,22 @@ std::string JoinValues(const std::vector<int64_t>& values, const char* sep) {
   return out;
 }
 
+// --latency NAME must name an `observe NAME, rs` of the scenario: a
+// misspelt name would report no requests as if the run served none (review
+// finding F8).
+void CheckObservationName(const Scenario& s, const std::string& name) {
+  std::set<std::string> names;
+  for (const Instr& in : s.program.code) {
+    if (in.op == Op::kObserve && in.target < s.program.strings.size()) names.insert(s.program.strings[in.target]);
+  }
+  if (names.count(name)) return;
+  std::string known;
+  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw InputError(s.file, {}, "--latency " + name + ": the scenario has no `observe " + name + ", REG`", "",
+                   names.empty() ? "the scenario observes nothing: add `observe " + name + ", REG` where a request ends"
+                                 : "observation names of this scenario: " + known);
+}
+
 }  // namespace
 
 int SimulateCommand(const std::vector<std::string>& args) {
@@ -94,6 +116,8 @@ int SimulateCommand(const std::vector<std::string>& args) {
   std::vector<std::string> defines;
   TimedRunOptions o;
   std::optional<uint64_t> window;
+  std::optional<KernelVersion> kernel;
+  bool latency_given = false;
   bool csv = false;
   bool seed_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -114,12 +138,21 @@ int SimulateCommand(const std::vector<std::string>& args) {
       window = NeedUint(args, i);
     } else if (a == "--latency") {
       o.latency_observation = NeedText(args, i);
+      latency_given = true;
     } else if (a == "--memory") {
       o.memory_symbols.push_back(NeedText(args, i));
     } else if (a == "--show") {
       o.shown_symbols.push_back(ParseShown(NeedText(args, i)));
     } else if (a == "--max-steps") {
       o.max_steps = NeedUint(args, i);
+      // A budget of no instruction would end every run at once with a
+      // meaningless verdict (review finding F7).
+      if (o.max_steps == 0) throw UsageError("--max-steps 0: the budget must be at least 1 instruction");
+    } else if (a == "--kernel") {
+      const std::string v = NeedText(args, i);
+      std::string why;
+      kernel = ParseKernelVersion(v, &why);
+      if (!kernel) throw UsageError("--kernel " + v + ": " + why);
     } else if (a == "--csv") {
       csv = true;
     } else if (a.starts_with("-")) {
@@ -142,7 +175,8 @@ int SimulateCommand(const std::vector<std::string>& args) {
   const Scenario& s = probe;
   const int64_t duration = ConstantOr(s, "DURATION_NS", 0);
   o.window_ns = window ? window : duration > 0 ? std::optional<uint64_t>(duration) : std::nullopt;
-  o.kernel = ChosenKernel(std::nullopt, s);
+  if (latency_given) CheckObservationName(s, o.latency_observation);
+  o.kernel = ChosenKernel(kernel, s);
   const TimedReport r = SimulateTimed(s, cost, o);
   const TimedStats& st = r.stats;
   if (csv) {
