@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -82,6 +83,9 @@ testgen::GenOptions SmallPrograms() {
   g.max_threads = 2;
   g.max_stmts = 3;
   g.max_retries = 2;
+  // Failing asserts too: an execution that ends the process must reach the
+  // same outcomes (memory as it died) under every strategy.
+  g.racy_asserts = true;
   return g;
 }
 
@@ -90,6 +94,9 @@ RC_GTEST_PROP(Explore, DporAndStatefulFindExactlyTheOutcomesOfDfs, ()) {
   const uint32_t events = *rc::gen::inRange<uint32_t>(0, 2);
   const ExploreResult dfs = ExploreWith(g.scenario, StrategyKind::kDfs, events, 20000);
   RC_PRE(dfs.complete);  // only programs small enough for plain DFS
+  RC_CLASSIFY(std::any_of(dfs.outcomes.begin(), dfs.outcomes.end(),
+                          [](const Outcome& o) { return o.verdict == Verdict::kAssertFailed; }),
+              "an assert fails");
   const ExploreResult dpor = ExploreWith(g.scenario, StrategyKind::kDpor, events);
   const ExploreResult stateful = ExploreWith(g.scenario, StrategyKind::kStateful, events);
   RC_ASSERT(dpor.complete);

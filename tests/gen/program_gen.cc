@@ -178,6 +178,13 @@ class Emitter {
       case StmtKind::kFence:
         E().Fence();
         break;
+      case StmtKind::kRacyAssert:
+        if (ctx_.options->racy_asserts) {
+          E().Assert(rs, (s.op & 1) != 0 ? CmpKind::kEq : CmpKind::kNe, Imm(s.imm % 3), "racy");
+        } else {
+          E().Nop();
+        }
+        break;
       case StmtKind::kGetcpu:
         E().Getcpu();
         if (s.op & 1) E().Assert(0, CmpKind::kLtu, Imm(ctx_.cpus), "getcpu in range");
@@ -466,6 +473,7 @@ rc::Gen<Stmt> GenStmt(Role role, GenOptions o) {
     if (o.signals && role != Role::kHandler) kinds.push_back({3, StmtKind::kTgkill});
     if (role == Role::kEntry || role == Role::kLoopBody) kinds.push_back({3, StmtKind::kCall});
     if (role == Role::kEntry) kinds.push_back({5, StmtKind::kLoop});
+    if (o.racy_asserts && role != Role::kHandler) kinds.push_back({10, StmtKind::kRacyAssert});
     std::vector<StmtKind> weighted;  // each kind repeated by its weight
     for (const auto& [weight, kind] : kinds) weighted.insert(weighted.end(), weight, kind);
     const StmtKind kind = *rc::gen::elementOf(weighted);

@@ -101,6 +101,12 @@ struct GenOptions {
   bool racy_properties = true;     // properties that may fail under some schedules
   bool mm_cid = true;              // rseq_load of mm_cid (off: cpu_id instead); its values are the
                                    // simulator's 6.3 bitmap model, which 6.18 kernels do not follow
+  // Asserts on register values (loaded from memory, so schedule-dependent)
+  // that may fail, ending the process where the other threads are: the
+  // exhaustive strategies must then agree on the memory as it died too. Off
+  // by default: with it, the guarantees below that no assert fails and every
+  // verdict is kPass do not hold.
+  bool racy_asserts = false;
 };
 
 // ---- The generated description. Every field is normalised when built (indices
@@ -125,8 +131,9 @@ enum class StmtKind : uint8_t {
   kSection,    // op % 3: add64, add32, cond-store
   kCall,
   kLoop,
+  kRacyAssert,  // `assert rs != imm % 3` (op bit 0: ==), which may fail (GenOptions::racy_asserts; else a nop)
 };
-inline constexpr int kNumStmtKinds = static_cast<int>(StmtKind::kLoop) + 1;
+inline constexpr int kNumStmtKinds = static_cast<int>(StmtKind::kRacyAssert) + 1;
 
 struct Stmt {
   StmtKind kind = StmtKind::kNop;
