@@ -499,8 +499,11 @@ TEST(StateSet, Hash64StoresEightBytesPerSlot) {
 // every distinct key is new (3 bits of 2^20), in a saturated one most keys
 // are wrongly taken for visited and the estimate says so.
 TEST(StateSet, BitstateHasFixedSizeAndReportsSaturation) {
+  // Two independent words per key, as the two halves of XXH3-128 are.
+  const std::vector<uint64_t> a = XorshiftWords(0x2545f4914f6cdd1dull, 5000);
+  const std::vector<uint64_t> b = XorshiftWords(0x9e3779b97f4a7c15ull, 10000);
   std::vector<StateSet::Key> keys;
-  for (uint64_t x : XorshiftWords(0x2545f4914f6cdd1dull, 5000)) keys.push_back({x, x * 0x9e3779b97f4a7c15ull});
+  for (size_t i = 0; i < a.size(); ++i) keys.push_back({a[i], b[5000 + i]});
   StateSet big(StateStorage::kBitstate, 20);
   for (const auto& k : keys) EXPECT_TRUE(big.Insert(k));
   for (const auto& k : keys) EXPECT_FALSE(big.Insert(k));
