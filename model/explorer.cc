@@ -334,7 +334,8 @@ class DfsEngine : public Scheduler {
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
         stateful_(o.strategy == StrategyKind::kStateful),
         mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
-        defer_events_(o.defer_events && FindRfc2015Use(s.program) == nullptr) {
+        defer_events_(o.defer_events && FindRfc2015Use(s.program) == nullptr),
+        visited_(o.state_storage, o.bitstate_log2) {
     // The per-kind event counts matter to the future only for kinds with a
     // bound of their own (the total is always hashed).
     if (bounds.max_preemptions != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kPreempt);
@@ -656,6 +657,7 @@ class DfsEngine : public Scheduler {
   std::function<void(bool more, bool forced)> snapshot_;
   uint64_t states() const { return visited_.size(); }
   uint64_t state_bytes() const { return visited_.bytes(); }
+  double omission_estimate() const { return visited_.OmissionEstimate(); }
   const Schedule* last_schedule = nullptr;
 
  private:
@@ -1399,6 +1401,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       if (engine.cut_short()) stopped = true;
       res.states = engine.states();
       res.state_bytes = engine.state_bytes();
+      res.omission_estimate = engine.omission_estimate();
       if (stopped) break;
     }
     if (res.stop_reason.empty()) res.stop_reason = "exhausted";

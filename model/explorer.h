@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "model/state_storage.h"
 #include "sim/outcome.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
@@ -125,6 +126,15 @@ struct ExploreOptions {
   // events at every boundary, the reference this reduction is tested against
   // (tests/explorer_test.cc).
   bool defer_events = true;
+  // Stateful search: what the visited set keeps of each state
+  // (model/state_set.h). kHash128 (default) gives the golden counts; kHash64
+  // (hash compaction) and kBitstate trade a small, reported chance of skipping
+  // states (ExploreResult::omission_estimate) for memory. A snapshot
+  // (checkpoint) needs kHash128: a bit array cannot be saved as keys.
+  StateStorage state_storage = StateStorage::kHash128;
+  // kBitstate: the bit array holds 2^bitstate_log2 bits
+  // (kMinBitstateLog2 .. kMaxBitstateLog2; default 2^27 bits = 16 MiB).
+  uint32_t bitstate_log2 = kDefaultBitstateLog2;
   // Iterative bounding: explore with max_events = 0, 1, ..., bounds.max_events
   // (each level complete before the next), so the first failure found has the
   // fewest events. Only for the exhaustive strategies.
@@ -180,6 +190,10 @@ struct ExploreResult {
   uint64_t max_depth = 0;
   uint64_t states = 0;           // stateful: distinct states visited
   uint64_t state_bytes = 0;      // stateful: bytes held by the visited set
+  // Stateful: expected number of states skipped because their stored form
+  // (ExploreOptions::state_storage) collided with a visited state's; also an
+  // upper bound on the probability that any was (StateSet::OmissionEstimate).
+  double omission_estimate = 0;
   // Exhaustive strategies: the largest memory the exploration held after an
   // execution (path nodes, machine checkpoints, visited set, outcomes), in
   // bytes, as estimated from buffer capacities for the memory limit.

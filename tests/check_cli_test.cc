@@ -120,7 +120,8 @@ TEST(CheckCliTest, HelpListsEveryFlag) {
     EXPECT_EQ(r.code, 0) << Describe(args, r);
     for (const char* flag : {"--strategy", "--max-events", "--preemption-bound", "--max-migrations", "--max-signals",
                              "--max-ipis", "--seed", "--pct-depth", "-D", "--kernel", "--json", "--max-executions",
-                             "--time-limit", "--max-memory", "--iterative", "--checkpoint", "--max-steps"}) {
+                             "--time-limit", "--max-memory", "--iterative", "--checkpoint", "--max-steps",
+                             "--state-storage", "--bitstate-log2"}) {
       EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " missing from\n" << Describe(args, r);
     }
   }
@@ -195,6 +196,11 @@ TEST(CheckCliTest, ExitTwoOnUsageAndInputErrors) {
       {{"check", counter, "--seed", "abc"}, "abc"},
       {{"check", counter, "--kernel", "banana"}, "banana"},
       {{"check", counter, "--strategy", "random", "--iterative"}, "iterative"},
+      {{"check", counter, "--strategy", "stateful", "--state-storage", "hash32"}, "hash32"},
+      {{"check", counter, "--state-storage", "hash64"}, "--strategy stateful"},
+      {{"check", counter, "--strategy", "stateful", "--bitstate-log2", "20"}, "--state-storage bitstate"},
+      {{"check", counter, "--strategy", "stateful", "--state-storage", "bitstate", "--bitstate-log2", "41"}, "10 .. 40"},
+      {{"check", counter, "--strategy", "stateful", "--state-storage", "hash64", "--checkpoint", "x.ckpt"}, "hash128"},
       {{"check", "-D", "OPS=1"}, "needs FILE"},
       {{"check", counter, "-D", "NOPE=1"}, "NOPE"},
       {{"check", counter, "--bogus"}, "--bogus"},
@@ -350,6 +356,30 @@ TEST(CheckCliTest, JsonHasOneValidObjectPerScenarioWithTheDocumentedKeys) {
   EXPECT_EQ(Lines(one.out).size(), on_619) << one.out;
   EXPECT_EQ(on_619 + 4, BuiltinScenarios().size())
       << "the four 2015-RFC built-ins (rfc2015_selftest, alloc_percpu_rfc2015 and their planted bugs) are not for 6.19";
+}
+
+// Stateful search reports what its visited set costs and risks, in text and
+// JSON, for each storage mode; the compact modes visit the same states here.
+TEST(CheckCliTest, StatefulReportsBytesPerStateAndTheOmissionEstimate) {
+  const std::vector<std::string> base = {"check", "percpu_counter", "--strategy", "stateful", "--json"};
+  std::string states;
+  for (const char* mode : {"hash128", "hash64", "bitstate"}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--state-storage", mode});
+    CliResult r = RunCli(args);
+    ASSERT_EQ(r.code, 0) << Describe(args, r);
+    EXPECT_EQ(JsonField(r.out, "state_storage"), mode) << r.out;
+    for (const char* key : {"state_bytes", "bytes_per_state", "omission_estimate"}) {
+      EXPECT_NE(r.out.find(std::string("\"") + key + "\":"), std::string::npos) << key << "\n" << r.out;
+    }
+    if (states.empty()) states = JsonField(r.out, "states");
+    EXPECT_EQ(JsonField(r.out, "states"), states) << mode;
+  }
+  CliResult text = RunCli({"check", "percpu_counter", "--strategy", "stateful", "--state-storage", "bitstate",
+                           "--bitstate-log2", "10"});
+  EXPECT_EQ(text.code, 0) << text.out << text.err;
+  EXPECT_NE(text.out.find("bytes/state, bitstate, expected omissions"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("states were likely skipped"), std::string::npos) << text.out;
 }
 
 // The round trip that can never be skipped: check finds a bug, prints a

@@ -7,6 +7,10 @@
 #   tools/install-deps.sh --browser  also headless Chromium and Selenium for
 #                                    the timeline viewer's browser test
 #                                    (tests/browser/; tools/test.sh asks for it)
+#   tools/install-deps.sh --bench    also SPIN and GNU time for
+#                                    tools/bench/spin_compare (rseqmc vs SPIN;
+#                                    without them it skips the SPIN column and
+#                                    ctest spin_compare_smoke is skipped)
 set -euo pipefail
 
 packages=(
@@ -20,12 +24,16 @@ packages=(
 # The browser test of the HTML timeline viewer (about 100 MB): optional, so
 # that the README's first command stays quick.
 browser_packages=(chromium chromium-driver python3-selenium fonts-dejavu-core)
-if [[ "${1:-}" == "--browser" ]]; then
-  packages+=("${browser_packages[@]}")
-elif [[ $# -gt 0 ]]; then
-  echo "usage: tools/install-deps.sh [--browser]" >&2
-  exit 2
-fi
+# The SPIN comparison (tools/bench/spin_compare): the model checker it
+# compares with, and /usr/bin/time for each process's peak memory.
+bench_packages=(spin time)
+for arg in "$@"; do
+  case $arg in
+    --browser) packages+=("${browser_packages[@]}") ;;
+    --bench) packages+=("${bench_packages[@]}") ;;
+    *) echo "usage: tools/install-deps.sh [--browser] [--bench]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -27,8 +27,9 @@
 // Run: build/tools/bench/check_bench [--benchmark_filter=REGEX]
 //        [--benchmark_repetitions=5 --benchmark_report_aggregates_only=true]
 //
-// Driver mode (used by tools/bench/compare_spin.sh when `rseqmc check` is not
-// available): one exploration, one JSON line on stdout.
+// Driver mode (one exploration, one JSON line on stdout; for timing one
+// exploration without the command line's start-up, e.g. against an old build
+// that has no `rseqmc check`):
 //   check_bench --explore SCENARIO [--strategy S] [--max-events K] [-D NAME=V]...
 // SCENARIO is a built-in name (percpu_counter), pinned:N or an .rsq file path.
 #include <benchmark/benchmark.h>

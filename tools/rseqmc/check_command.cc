@@ -98,6 +98,8 @@ struct CheckArgs {
   bool iterative = false;
   std::optional<std::string> checkpoint;
   std::optional<uint64_t> max_steps;
+  StateStorage state_storage = StateStorage::kHash128;
+  uint32_t bitstate_log2 = kDefaultBitstateLog2;
   bool help = false;
 };
 
@@ -135,6 +137,13 @@ po::options_description VisibleOptions() {
        "Stop a scenario when the exploration's memory exceeds BYTES (suffix K, M, G or T; default 4G): "
        "the path, the machine checkpoints (at most BYTES/8, at most 128M: the longer the executions, the "
        "sparser they are), stateful search's visited set and the distinct outcomes.")
+      ("state-storage", po::value<std::string>()->value_name("MODE"),
+       "Stateful search's visited set: hash128 (default; 128-bit state hashes, the golden counts), "
+       "hash64 (hash compaction: half the bytes per state) or bitstate (a fixed bit array, 3 bits per "
+       "state: --bitstate-log2). The report gives bytes per state and the expected number of states "
+       "skipped by hash collisions (the omission estimate).")
+      ("bitstate-log2", po::value<std::string>()->value_name("N"),
+       "bitstate: the array holds 2^N bits (10 .. 40; default 27 = 16 MiB).")
       ("json", po::bool_switch(),
        "Print one JSON object per scenario, one per line; a counterexample carries its execution "
        "(docs/trace-schema.md).")
@@ -222,6 +231,23 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   if (given("checkpoint")) {
     a.checkpoint = text("checkpoint");
     if (a.checkpoint->empty()) throw UsageError("--checkpoint needs a file name");
+  }
+  if (given("state-storage")) {
+    const std::optional<StateStorage> m = ParseStateStorage(text("state-storage"));
+    if (!m) throw bad("state-storage", "expected hash128, hash64 or bitstate");
+    a.state_storage = *m;
+  }
+  if (given("bitstate-log2")) {
+    const uint64_t n = positive("bitstate-log2");
+    if (n < kMinBitstateLog2 || n > kMaxBitstateLog2) throw bad("bitstate-log2", "expected 10 .. 40");
+    if (a.state_storage != StateStorage::kBitstate) throw UsageError("--bitstate-log2 needs --state-storage bitstate");
+    a.bitstate_log2 = static_cast<uint32_t>(n);
+  }
+  if (a.state_storage != StateStorage::kHash128 && a.strategy != StrategyKind::kStateful) {
+    throw UsageError("--state-storage is for --strategy stateful");
+  }
+  if (a.state_storage != StateStorage::kHash128 && a.checkpoint) {
+    throw UsageError("--checkpoint needs --state-storage hash128 (a checkpoint saves the visited states' hashes)");
   }
   const bool sampling = a.strategy == StrategyKind::kRandom || a.strategy == StrategyKind::kPct;
   if (a.iterative && sampling) throw UsageError("--iterative is for the exhaustive strategies (dpor, dfs, stateful)");
@@ -391,6 +417,8 @@ class Checker {
     o.time_limit_s = a_.time_limit_s;
     o.max_memory_bytes = a_.max_memory;
     o.iterative = a_.iterative;
+    o.state_storage = a_.state_storage;
+    o.bitstate_log2 = a_.bitstate_log2;
     o.interrupt = &g_interrupted;
     o.progress = [this, i](const ExploreProgress& p) { Progress(targets_[i].name, p); };
     // The allocator family's census (scenarios/alloc_common.rsqi).
@@ -503,6 +531,20 @@ class Checker {
     WriteTextFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
   }
 
+  // " (16.0 bytes/state, hash128, expected omissions 3e-27)": the visited
+  // set's cost per state and the chance that it skipped any (stateful).
+  std::string StorageText(const ExploreResult& r) const {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, " (%.1f bytes/state, %s, expected omissions %.2g)",
+                  r.states ? static_cast<double>(r.state_bytes) / r.states : 0.0, StateStorageName(a_.state_storage),
+                  r.omission_estimate);
+    // Past one expected omission the visited set is too small to trust the
+    // coverage: say so where the count is read.
+    return r.omission_estimate < 1 ? std::string(buf)
+                                   : std::string(buf) + " -- states were likely skipped: a larger --bitstate-log2 or "
+                                                        "another --state-storage";
+  }
+
   std::string ReplayCommand(const Target& t, const std::string& token) const {
     return ReplayCommandLine(argv0_, "replay", t.arg, token, a_.defines, a_.max_steps);
   }
@@ -519,7 +561,7 @@ class Checker {
     out << "\n";
     out << "explored: " << Plural(c.res.executions, "execution") << " (" << c.res.redundant << " redundant), "
         << Plural(c.res.distinct_outcomes, "distinct outcome") << ", depth " << c.res.max_depth;
-    if (a_.strategy == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state");
+    if (a_.strategy == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state") << StorageText(c.res);
     out << ", " << Seconds(c.res.elapsed_s);
     if (c.res.resumed_executions != 0) out << ", resumed after " << c.res.resumed_executions;
     if (c.from_checkpoint) out << ", from the checkpoint";
@@ -638,6 +680,13 @@ class Checker {
       << ",\"interrupted\":" << (c.interrupted ? "true" : "false")
       << ",\"resumed_executions\":" << r.resumed_executions << ",\"elapsed_s\":" << elapsed
       << ",\"explored_under\":" << JsonQuote(shared_from.empty() ? t.kernel.text : shared_from);
+    if (a_.strategy == StrategyKind::kStateful) {
+      char per[32], omit[32];
+      std::snprintf(per, sizeof per, "%.2f", r.states ? static_cast<double>(r.state_bytes) / r.states : 0.0);
+      std::snprintf(omit, sizeof omit, "%.3g", r.omission_estimate);
+      j << ",\"state_storage\":" << JsonQuote(StateStorageName(a_.state_storage)) << ",\"state_bytes\":"
+        << r.state_bytes << ",\"bytes_per_state\":" << per << ",\"omission_estimate\":" << omit;
+    }
     if (c.cx) {
       const Counterexample& cx = *c.cx;
       j << ",\"counterexample\":{\"token\":" << JsonQuote(cx.token) << ",\"events\":" << cx.stats.events_after

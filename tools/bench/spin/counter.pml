@@ -1,12 +1,21 @@
 /*
  * scenarios/percpu_counter.rsq in Promela, for the side-by-side comparison
- * with SPIN (tools/bench/compare_spin.sh, tools/bench/README.md).
+ * with SPIN (tools/bench/spin_compare, tools/bench/README.md).
  *
- * Same question, same bounds: 2 CPUs, 2 threads (w0 starts on CPU 0, w1 on
- * CPU 1, affinity all), OPS = 1 increment each, at most MAXEV injected events
- * per execution (preempt, migrate, SIGUSR1, membarrier-RSEQ IPI, on whichever
- * thread is running on a CPU), and the property sum(counter) == THREADS * OPS
- * asserted in the final state (when the last thread exits).
+ * Same question, same bounds: 2 CPUs, NT threads (THREADS, -DNT=2 or 3; each
+ * starts on a CPU chosen in init: every placement, affinity all), OPS
+ * increments each (-DOPS), at most MAXEV injected events per execution
+ * (-DMAXEV = --max-events; preempt, migrate, SIGUSR1, membarrier-RSEQ IPI, on
+ * whichever thread is running on a CPU), and the property sum(counter) ==
+ * THREADS * OPS asserted in the final state (when the last thread exits).
+ *
+ * Planted bug (-DBUG_NO_CPU_CHECK): instruction 2 (`bne r6, r1, abort`, the
+ * RSEQ_ASM_CMP_CPU_ID step) falls through, as if deleted; spin_compare
+ * deletes the same line from the .rsq for rseqmc. A migration between the
+ * cpu_id_start read and start_ip then aborts nothing and the section runs
+ * against the old CPU's counter, racing with that CPU's thread
+ * (scenarios/buggy/cpu_not_rechecked.rsq): sum(counter) < THREADS * OPS with
+ * one event when two threads start on one CPU.
  *
  * Granularity: one Promela transition (a d_step) is one boundary of the
  * simulator: the thread's exit-to-user work (signal frame with the rseq fixup,
@@ -38,7 +47,7 @@
  * and signals at 128, as the .rsq layout.
  *
  * rsq-fingerprint: b6f15ab74fe8239f (scenarios/percpu_counter.rsq this model follows;
- * compare_spin.sh warns when the scenario's statements change)
+ * spin_compare warns when the scenario's statements change)
  */
 
 #define CS_START 1         /* start: */
@@ -68,7 +77,11 @@ end:
         if
         :: pc == 0 -> rseq_cs[t] = 1; pc = 1
         :: pc == 1 -> r6 = cpu_id[t]; pc = 2
+#ifdef BUG_NO_CPU_CHECK
+        :: pc == 2 -> pc = 3                 /* the planted bug: no cpu_id compare */
+#else
         :: pc == 2 -> if :: r6 != r1 -> pc = 9 :: else -> pc = 3 fi
+#endif
         :: pc == 3 -> r7 = mem[r2 / 64]; pc = 4
         :: pc == 4 -> r7 = r7 + r3; pc = 5
         :: pc == 5 -> mem[r2 / 64] = r7; pc = 6

@@ -1,14 +1,15 @@
 /*
  * scenarios/percpu_spinlock.rsq in Promela, for the side-by-side comparison
- * with SPIN (tools/bench/compare_spin.sh, tools/bench/README.md). The kernel
+ * with SPIN (tools/bench/spin_compare, tools/bench/README.md). The kernel
  * part (events, run queues, exit-to-user work, the abort rule, the signal
  * handler, thread exit and the initial state) is rseq_kernel.pml; the
  * granularity is that of counter.pml (one d_step = one simulator boundary =
  * exit-to-user work + one IR instruction).
  *
- * Same question, same bounds: 2 CPUs, 2 threads (w0 starts on CPU 0, w1 on
- * CPU 1, affinity all), OPS = 1 lock/increment/unlock each, at most MAXEV
- * injected events per execution, the unlock-time assert of the IR
+ * Same question, same bounds: 2 CPUs, NT threads (THREADS, -DNT=2 or 3; each
+ * starts on a CPU chosen in init: every placement, affinity all), OPS
+ * lock/increment/unlock each (-DOPS), at most MAXEV injected events per
+ * execution (-DMAXEV = --max-events), the unlock-time assert of the IR
  * (`assert r14 == 1`), and the properties sum(count) == THREADS * OPS and
  * sum(lock) == 0 asserted in the final state.
  *
@@ -41,7 +42,7 @@
  * 64 bytes apart each) and signals at 256, as the .rsq layout.
  *
  * rsq-fingerprint: 3b228a5986831127 (scenarios/percpu_spinlock.rsq this model follows;
- * compare_spin.sh warns when the scenario's statements change)
+ * spin_compare warns when the scenario's statements change)
  */
 
 #define CS_START 1         /* start: */
@@ -98,11 +99,11 @@ end:
           r0 = 0;
           pc = 26;
           if
-          :: queue[cpu[t]] != NONE ->
+          :: qlen[cpu[t]] > 0 ->             /* SwitchOut(cpu, -1, kYield) */
             event_mask[t] = event_mask[t] | EV_PREEMPT;
             notify[t] = 1;
-            running[cpu[t]] = queue[cpu[t]];
-            queue[cpu[t]] = t
+            pick_next(cpu[t]);
+            q_push(cpu[t], t)
           :: else -> skip
           fi
         :: pc == 26 -> r1 = cpu_id_start[t]; pc = 27
