@@ -87,6 +87,19 @@ Scenario CidReaders(uint32_t cpus, uint32_t first, uint32_t n) {
   return b.Build();
 }
 
+// `first` (CPU 0) sets `done` and returns; `second` (CPU 1) waits for it,
+// runs `nop` at `probe` and observes its mm_cid (rseq_load). The process
+// may run on `cpus` CPUs.
+Scenario CidAfterExit(uint32_t cpus) {
+  ScenarioBuilder b("cid_after_exit");
+  b.Cpus(cpus).Var("done", Width::kU64, 1);
+  b.Func("first").La(1, "done").Li(2, 1).St(Mem(1), 2).Li(0, 0).Ret();
+  b.Func("second").La(1, "done").Label("wait").Ld(2, Mem(1)).Beq(2, Imm(0), "wait").Nop().Nop().Label("probe")
+      .Nop().RseqLoad(3, RseqField::kMmCid).Observe("mm_cid", 3).Li(0, 0).Ret();
+  b.Thread("t0", "first", 0).Thread("t1", "second", 1);
+  return b.Build();
+}
+
 // `main`: stores 0x1234 into cpu_id_start, runs `nop` at label `probe`, then
 // observes cpu_id_start. A second thread `other` spins on CPU 1 (or queues).
 Scenario IdsProbe(uint32_t cpus, bool membarrier_own_cpu) {
@@ -266,6 +279,24 @@ std::vector<Row> Rows() {
        "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x0",
        "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x1",
        "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x1"});
+  rows.push_back(
+      {"6.4-6.18 keep a concurrency ID per CPU (pcpu_cid, lazy put): a thread switched out and in again on its CPU "
+       "after another thread exited keeps the CPU's ID 1; 6.3's allocator (the 6.19 model's) gives the lowest free "
+       "ID 0 (review finding F9)",
+       "kernel/sched/sched.h mm_cid_get(), mm_cid_put_lazy() (6.4-6.18); sched_mm_cid_exit_signals() -> "
+       "mm_cid_put() (kernel/sched/core.c)",
+       [] { return CidAfterExit(2); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(1, Pc(s, "second", "probe")); },
+       "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0",
+       "pass aborts=0 t1.mm_cid=0x1"});
+  rows.push_back(
+      {"A migrating thread takes its CPU's ID along when the destination CPU has none and no thread of the process "
+       "runs on the source (6.4-6.18): 1 on CPU 2 after the holder of 0 exited; 6.3: the lowest free, 0",
+       "kernel/sched/core.c sched_mm_cid_migrate_to(), __sched_mm_cid_migrate_from_try_steal_cid()",
+       [] { return CidAfterExit(3); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Migrate(1, Pc(s, "second", "probe"), 2); },
+       "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0",
+       "pass aborts=0 t1.mm_cid=0x1"});
   return rows;
 }
 
