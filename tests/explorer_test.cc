@@ -287,7 +287,7 @@ TEST(Explore, EveryPlantedBugIsFoundByEveryExhaustiveStrategyWithOneEvent) {
 TEST(Explore, MmCidNotRecheckedIsFoundWithOneEvent) {
   const Scenario s =
       ParseScenario(testing::ReadFile(testing::Fixture("mm_cid_not_rechecked.rsq")), "mm_cid_not_rechecked.rsq");
-  for (const auto& [k, executions] : {std::pair{StrategyKind::kDpor, 362u}, std::pair{StrategyKind::kStateful, 1376u}}) {
+  for (const auto& [k, executions] : {std::pair{StrategyKind::kDpor, 365u}, std::pair{StrategyKind::kStateful, 1443u}}) {
     ExploreOptions o;
     o.strategy = k;
     o.bounds.max_events = 1;

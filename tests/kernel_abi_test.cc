@@ -246,13 +246,15 @@ std::vector<Row> Rows() {
        "pass aborts=0 ret=0x0 cpu_id=0xffffffff", "pass aborts=0 ret=0x0 cpu_id=0xffffffff", ""});
   rows.push_back(
       {"node_id = cpu_to_node() and mm_cid written with the CPU IDs (6.3+); 4.18-6.2 never write offsets 20..31: "
-       "a migration to CPU 1 (node 1), where the thread gets the free concurrency ID 0 after `other` ends",
+       "a migration to CPU 1 (node 1) while `other` runs there; after it ends the thread gets ID 1 (6.4-6.18: CPU 0 "
+       "keeps ID 0, sched_mm_cid_migrate_to() moves nothing to a CPU that holds one), 0 under 6.3's allocator "
+       "(the 6.19 model's)",
        "kernel/rseq.c rseq_update_cpu_node_id() (6.3-6.18) / include/linux/rseq_entry.h rseq_set_ids_get_csaddr() "
        "(6.19)",
        [] { return NodeAndCidProbe(); },
        [](const Scenario& s, ScheduleMaker& m) { m.Migrate(0, Pc(s, "main", "probe"), 1); },
        "pass aborts=0 node_id=0x55 mm_cid=0x66", "pass aborts=0 node_id=0x55 mm_cid=0x66",
-       "pass aborts=0 node_id=0x1 mm_cid=0x0", "pass aborts=0 node_id=0x1 mm_cid=0x0"});
+       "pass aborts=0 node_id=0x1 mm_cid=0x0", "pass aborts=0 node_id=0x1 mm_cid=0x1"});
   rows.push_back(
       {"A preemption that changes no ID: legacy 6.3+ rewrites node_id/mm_cid on every evaluation, 6.19 only when "
        "an ID changed, 4.18-6.2 never",
