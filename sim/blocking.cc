@@ -119,7 +119,7 @@ void Machine::BlockRunning(int t, ThreadState why) {
   th.state = why;
   th.event_mask |= kEventPreempt;
   th.notify_resume = true;
-  if (th.mm_cid >= 0) cid_used_ &= ~(1ull << th.mm_cid);
+  abi_->MmCidSwitchOut(*this, t, cpu);
   TouchThread(t);
   if (record_) {
     Record(TraceKind::kBlock, cpu, t, th.cur().pc, static_cast<int64_t>(why == ThreadState::kBlocked ? th.futex_addr : 0),

@@ -11,12 +11,20 @@
 
 namespace rseqmc {
 
+namespace {
+// What --kernel accepts, for the error messages (`rseqmc kernels` lists the
+// ABIs with their sources).
+constexpr const char* kSupported =
+    "supported: the names rfc2015, 4.18, 6.0, mm_cid, 6.19 (`rseqmc kernels`), or a version 4.18..5.19 (4.18), "
+    "6.0..6.2 (6.0), 6.3..6.18 (mm_cid), 6.19";
+}  // namespace
+
 std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::string* why) {
   int major = 0, minor = 0;
   if (text == "rfc2015") return KernelVersion{KernelModel::kRfc2015, "rfc2015"};
   if (text == "mm_cid") return KernelVersion{KernelModel::kMmCid, "mm_cid"};
   if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) != 2 || major < 0 || minor < 0) {
-    if (why) *why = "cannot read kernel version '" + text + "'; expected MAJOR.MINOR such as 6.18 or 4.18";
+    if (why) *why = "unknown kernel '" + text + "'; " + kSupported;
     return std::nullopt;
   }
   KernelVersion v;
@@ -39,11 +47,11 @@ std::optional<KernelVersion> ParseKernelVersion(const std::string& text, std::st
   }
   if (why) {
     if (major < 4 || (major == 4 && minor < 18)) {
-      *why = "kernel " + v.text + " has no rseq (merged in 4.18); supported: rfc2015, 4.18..5.19, 6.0..6.2, 6.3..6.18 (mm_cid), 6.19";
+      *why = "kernel " + v.text + " has no rseq (merged in 4.18); " + kSupported;
     } else {
       *why = "kernel " + v.text +
              " is newer than the newest modelled ABI (6.19); use --kernel 6.19 if its kernel/rseq.c and "
-             "include/linux/rseq_entry.h are unchanged since; supported: rfc2015, 4.18..5.19, 6.0..6.2, 6.3..6.18 (mm_cid), 6.19";
+             "include/linux/rseq_entry.h are unchanged since; " + kSupported;
     }
   }
   return std::nullopt;

@@ -155,6 +155,7 @@ void Machine::Attach(Scheduler* scheduler, ExecutionResult* out) {
   fp_.Clear();
   acc_ = opt_.record_accesses;
   out->accesses_recorded = acc_;
+  out->mm_cid_read = false;
   if (acc_ && in_cs_.size() != code_size_) {
     in_cs_.assign(code_size_, 0);
     for (const CsDescriptor& d : s_.program.descriptors) {
@@ -200,7 +201,7 @@ void Machine::Save(MachineCheckpoint& ck) const {
   ck.live_threads = live_threads_;
   ck.steps = steps_;
   ck.boundary = boundary_;
-  ck.cid_used = cid_used_;
+  ck.mmcid = mmcid_;
   ck.rfc = rfc_;
   std::copy(std::begin(events_), std::end(events_), std::begin(ck.events));
   ck.total_events = total_events_;
@@ -242,7 +243,7 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   live_threads_ = ck.live_threads;
   steps_ = ck.steps;
   boundary_ = ck.boundary;
-  cid_used_ = ck.cid_used;
+  mmcid_ = ck.mmcid;
   rfc_ = ck.rfc;
   std::copy(std::begin(ck.events), std::end(ck.events), std::begin(events_));
   total_events_ = ck.total_events;
@@ -286,6 +287,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.notify_resume = false;
     th.chosen = false;
     th.mm_cid = -1;
+    th.last_mm_cid = -1;
     th.rfc_cpu_ptr = 0;
     th.futex_addr = 0;
     th.wait_seq = 0;
@@ -309,7 +311,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     c.running = -1;
     c.queue.clear();
   }
-  cid_used_ = 0;
+  mmcid_ = MmCidState{};
   rfc_.regions.clear();
   rfc_.cpu_ptr_set = false;
   first_thread_ = -1;
@@ -568,11 +570,17 @@ void Machine::Enqueue(int cpu, int t) {
 }
 
 void Machine::AssignMmCid(int t) {
-  // mm_cid: the ABI's mm_cid_get() (rule 23, sim/kernel/abi.h MmCidGet).
-  // Released (mm_cid_put()) at switch-out, migration, blocking and exit.
+  // mm_cid: the ABI's switch_mm_cid() -> mm_cid_get() (rule 23,
+  // sim/kernel/abi.h); the other allocator hooks run at switch-out,
+  // migration, blocking and exit.
   SimThread& th = threads_[t];
-  th.mm_cid = abi_->MmCidGet(cid_used_);
-  cid_used_ |= 1ull << th.mm_cid;
+  th.mm_cid = abi_->MmCidGet(*this, t, th.cpu);
+}
+
+int Machine::mm_users() const {
+  int n = 0;
+  for (const SimThread& th : threads_) n += th.state != ThreadState::kExited ? 1 : 0;
+  return n;
 }
 
 void Machine::SwitchIn(int cpu, int t, int prev) {
@@ -625,7 +633,7 @@ void Machine::SwitchOut(int cpu, int next, TraceKind why) {
   const int t = c.running;
   SimThread& th = threads_[t];
   abi_->RseqPreempt(*this, t);
-  if (th.mm_cid >= 0) cid_used_ &= ~(1ull << th.mm_cid);
+  abi_->MmCidSwitchOut(*this, t, cpu);
   if (record_) Record(why, cpu, t, th.cur().pc, next);
   c.queue.push_back(t);
   PickNext(cpu, next);
@@ -654,9 +662,10 @@ void Machine::ApplyEvent(const Decision& d) {
       } else {
         th.notify_resume = true;  // the IDs are still updated (only the abort is lost)
       }
-      cid_used_ &= ~(1ull << th.mm_cid);
+      abi_->MmCidSwitchOut(*this, t, cpu);
       if (record_) Record(TraceKind::kMigrate, cpu, t, th.cur().pc, d.arg);
       PickNext(cpu, -1);
+      abi_->SchedMmCidMigrateTo(*this, t, cpu, d.arg);
       Enqueue(d.arg, t);
       if (cpus_[last_cpu_].running < 0) last_cpu_ = d.arg;
       break;
@@ -886,7 +895,7 @@ void Machine::ExitThread(int t, int64_t v) {
   o.ret = v;
   o.final_cpu = static_cast<uint32_t>(th.cpu);
   if (record_) Record(TraceKind::kExit, th.cpu, t, th.cur().pc, v);
-  cid_used_ &= ~(1ull << th.mm_cid);
+  abi_->SchedMmCidExitSignals(*this, t, th.cpu);
   PickNext(th.cpu, -1);
   if (--live_threads_ == 0) {
     finished_ = true;
@@ -964,7 +973,7 @@ void Machine::ThreadMain(int t) {
 void Machine::NoteAreaRead(uint64_t addr, int bytes) {
   for (uint64_t a = std::max(addr, area_base_); a < addr + static_cast<uint64_t>(bytes); ++a) {
     const uint64_t off = (a - area_base_) % kRseqAreaBytes;
-    if (off >= kRseqOffMmCid && off < kRseqOffMmCid + 4) mm_cid_loaded_ = true;
+    if (off >= kRseqOffMmCid && off < kRseqOffMmCid + 4) mm_cid_loaded_ = out_->mm_cid_read = true;
     if (off >= kRseqOffNodeId && off < kRseqOffMmCid + 4) node_cid_loaded_ = true;
   }
 }
@@ -1356,9 +1365,10 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         const int to = std::countr_zero(mask);
         abi_->RseqPreempt(*this, t);
         abi_->RseqMigrate(*this, t);
-        cid_used_ &= ~(1ull << th.mm_cid);
+        abi_->MmCidSwitchOut(*this, t, from);
         if (record_) Record(TraceKind::kMigrate, from, t, c.pc, to);
         PickNext(from, -1);
+        abi_->SchedMmCidMigrateTo(*this, t, from, to);
         Enqueue(to, t);
         if (cpus_[last_cpu_].running < 0) last_cpu_ = to;
       }
@@ -1523,7 +1533,15 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
     w.push_back(static_cast<uint64_t>(static_cast<uint32_t>(c.running)) | static_cast<uint64_t>(c.queue.size()) << 32);
     for (int32_t q : c.queue) w.push_back(static_cast<uint64_t>(q));
   }
-  if (mm_cid) w.push_back(cid_used_);
+  if (mm_cid) {
+    w.push_back(mmcid_.cidmask);
+    w.push_back(static_cast<uint64_t>(mmcid_.max_nr_cid));
+    for (int c = 0; c < num_cpus_; ++c) {
+      w.push_back(static_cast<uint64_t>(static_cast<uint8_t>(mmcid_.pcpu_cid[c])) |
+                  static_cast<uint64_t>(static_cast<uint8_t>(mmcid_.recent_cid[c])) << 8);
+    }
+    for (const SimThread& th : threads_) w.push_back(static_cast<uint64_t>(static_cast<uint32_t>(th.last_mm_cid)));
+  }
   if (!rfc_.regions.empty() || rfc_.cpu_ptr_set) {
     w.push_back(rfc_.regions.size() << 1 | static_cast<uint64_t>(rfc_.cpu_ptr_set));
     for (const RfcRegion& r : rfc_.regions) {

@@ -80,6 +80,9 @@ struct SimThread {
   bool notify_resume = false;   // TIF_NOTIFY_RESUME: evaluate rseq before user code runs
   bool chosen = false;          // its fiber was started by a boundary that already chose it
   int32_t mm_cid = -1;
+  // t->last_mm_cid (6.4-6.18): the ID it held when it last ran, -1 after
+  // exit or when sched_mm_cid_migrate_to() decided not to move it.
+  int32_t last_mm_cid = -1;
   // 2015 RFC (sim/kernel/rfc2015.cc): the thread's CPU pointer, the user
   // address of a u32 the kernel writes the CPU number to (0 = none).
   uint64_t rfc_cpu_ptr = 0;
@@ -134,7 +137,8 @@ struct MachineCheckpoint {
   std::vector<Out> out;
   size_t schedule = 0, trace = 0, accesses = 0, extra_strings = 0;
   int last_cpu = 0, live_threads = 0;
-  uint64_t steps = 0, boundary = 0, cid_used = 0;
+  uint64_t steps = 0, boundary = 0;
+  MmCidState mmcid;
   uint32_t events[kNumDecisionKinds] = {};
   uint32_t total_events = 0;
   uint64_t now_ns = 0, wait_seq = 0, wakes = 0;
@@ -175,6 +179,15 @@ class Machine {
   // cas, xadd, xchg at a computed address) rather than `rseq_load mm_cid`:
   // exploration that assumed mm_cid unreadable must then start again
   // treating it as readable (model/explorer.cc). Never reset.
+  // The mm's concurrency-ID allocator state, written only by the ABI's
+  // mm_cid hooks (sim/kernel/abi.h).
+  MmCidState& mmcid() { return mmcid_; }
+  // The thread running on `cpu` (rq->curr of the process), or -1.
+  int cpu_running(int cpu) const { return cpus_[cpu].running; }
+  // atomic_read(&mm->mm_users) as the allocator sees it: the threads that
+  // have not exited (exit_mm() drops the reference before the exiting
+  // thread's CPU switches to the next one).
+  int mm_users() const;
   bool mm_cid_loaded() const { return mm_cid_loaded_; }
   // True if thread t's running context is at an instruction inside the section
   // that its rseq_cs currently points to.
@@ -488,7 +501,7 @@ class Machine {
   uint64_t boundary_ = 0;
   uint32_t events_[kNumDecisionKinds] = {};
   uint32_t total_events_ = 0;
-  uint64_t cid_used_ = 0;   // mm_cid bitmap of running threads
+  MmCidState mmcid_;        // the process's concurrency-ID allocator (mm_struct)
   RfcProcess rfc_;          // 2015 RFC: the process's regions
   std::vector<uint8_t> fiber_active_;
   std::exception_ptr error_;

@@ -89,6 +89,12 @@ struct ExecutionResult {
   std::vector<std::string> extra_strings;  // observe names from native threads (ids after Program::strings)
   std::vector<AccessEntry> accesses;  // empty unless RunOptions::record_accesses (sim/access_log.h)
   bool accesses_recorded = false;     // RunOptions::record_accesses was set for this execution
+  // A plain load (ld, ld32, an atomic) read a thread's mm_cid word in this
+  // execution, e.g. through `rseq_addr` (Machine::NoteAreaRead); `rseq_load
+  // mm_cid` is seen in the program text. The cross-check needs it (review
+  // finding F9b). Loads before a checkpoint that an execution resumed from
+  // (Simulator::ResumeInto) are not seen; the cross-check runs from the start.
+  bool mm_cid_read = false;
 
   // Name of an observation id (Program::strings, then extra_strings).
   const std::string& ObservationName(const Scenario& s, uint32_t id) const;

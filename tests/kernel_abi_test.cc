@@ -87,6 +87,19 @@ Scenario CidReaders(uint32_t cpus, uint32_t first, uint32_t n) {
   return b.Build();
 }
 
+// `first` (CPU 0) sets `done` and returns; `second` (CPU 1) waits for it,
+// runs `nop` at `probe` and observes its mm_cid (rseq_load). The process
+// may run on `cpus` CPUs.
+Scenario CidAfterExit(uint32_t cpus) {
+  ScenarioBuilder b("cid_after_exit");
+  b.Cpus(cpus).Var("done", Width::kU64, 1);
+  b.Func("first").La(1, "done").Li(2, 1).St(Mem(1), 2).Li(0, 0).Ret();
+  b.Func("second").La(1, "done").Label("wait").Ld(2, Mem(1)).Beq(2, Imm(0), "wait").Nop().Nop().Label("probe")
+      .Nop().RseqLoad(3, RseqField::kMmCid).Observe("mm_cid", 3).Li(0, 0).Ret();
+  b.Thread("t0", "first", 0).Thread("t1", "second", 1);
+  return b.Build();
+}
+
 // `main`: stores 0x1234 into cpu_id_start, runs `nop` at label `probe`, then
 // observes cpu_id_start. A second thread `other` spins on CPU 1 (or queues).
 Scenario IdsProbe(uint32_t cpus, bool membarrier_own_cpu) {
@@ -233,13 +246,15 @@ std::vector<Row> Rows() {
        "pass aborts=0 ret=0x0 cpu_id=0xffffffff", "pass aborts=0 ret=0x0 cpu_id=0xffffffff", ""});
   rows.push_back(
       {"node_id = cpu_to_node() and mm_cid written with the CPU IDs (6.3+); 4.18-6.2 never write offsets 20..31: "
-       "a migration to CPU 1 (node 1), where the thread gets the free concurrency ID 0 after `other` ends",
+       "a migration to CPU 1 (node 1) while `other` runs there; after it ends the thread gets ID 1 (6.4-6.18: CPU 0 "
+       "keeps ID 0, sched_mm_cid_migrate_to() moves nothing to a CPU that holds one), 0 under 6.3's allocator "
+       "(the 6.19 model's)",
        "kernel/rseq.c rseq_update_cpu_node_id() (6.3-6.18) / include/linux/rseq_entry.h rseq_set_ids_get_csaddr() "
        "(6.19)",
        [] { return NodeAndCidProbe(); },
        [](const Scenario& s, ScheduleMaker& m) { m.Migrate(0, Pc(s, "main", "probe"), 1); },
        "pass aborts=0 node_id=0x55 mm_cid=0x66", "pass aborts=0 node_id=0x55 mm_cid=0x66",
-       "pass aborts=0 node_id=0x1 mm_cid=0x0", "pass aborts=0 node_id=0x1 mm_cid=0x0"});
+       "pass aborts=0 node_id=0x1 mm_cid=0x0", "pass aborts=0 node_id=0x1 mm_cid=0x1"});
   rows.push_back(
       {"A preemption that changes no ID: legacy 6.3+ rewrites node_id/mm_cid on every evaluation, 6.19 only when "
        "an ID changed, 4.18-6.2 never",
@@ -266,6 +281,24 @@ std::vector<Row> Rows() {
        "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x0",
        "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x1",
        "pass aborts=0 cpu_id=0x2 mm_cid=0x0 t1.cpu_id=0x3 t1.mm_cid=0x1"});
+  rows.push_back(
+      {"6.4-6.18 keep a concurrency ID per CPU (pcpu_cid, lazy put): a thread switched out and in again on its CPU "
+       "after another thread exited keeps the CPU's ID 1; 6.3's allocator (the 6.19 model's) gives the lowest free "
+       "ID 0 (review finding F9)",
+       "kernel/sched/sched.h mm_cid_get(), mm_cid_put_lazy() (6.4-6.18); sched_mm_cid_exit_signals() -> "
+       "mm_cid_put() (kernel/sched/core.c)",
+       [] { return CidAfterExit(2); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(1, Pc(s, "second", "probe")); },
+       "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0",
+       "pass aborts=0 t1.mm_cid=0x1"});
+  rows.push_back(
+      {"A migrating thread takes its CPU's ID along when the destination CPU has none and no thread of the process "
+       "runs on the source (6.4-6.18): 1 on CPU 2 after the holder of 0 exited; 6.3: the lowest free, 0",
+       "kernel/sched/core.c sched_mm_cid_migrate_to(), __sched_mm_cid_migrate_from_try_steal_cid()",
+       [] { return CidAfterExit(3); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Migrate(1, Pc(s, "second", "probe"), 2); },
+       "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0", "pass aborts=0 t1.mm_cid=0x0",
+       "pass aborts=0 t1.mm_cid=0x1"});
   return rows;
 }
 

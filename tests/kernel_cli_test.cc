@@ -3,6 +3,7 @@
 // `rseqmc kernels`, `rseqmc check --kernel` against per-ABI expectations and
 // `rseqmc diff-kernels` with a replayable schedule for each difference.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -107,6 +108,30 @@ TEST(KernelCliTest, DiffKernelsPrintsEachDifferenceWithAReplayThatReproducesIt) 
   EXPECT_NE(replay.out.find("[scenario expects: fail property]"), std::string::npos) << replay.out;
   EXPECT_EQ(RunCli({"diff-kernels", "6.0", "6.19", "percpu_counter", "--max-events", "1"}).code, 0);
   EXPECT_EQ(RunCli({"diff-kernels", "6.0", "9.9", "percpu_counter"}).code, 2);
+}
+
+// Two names of one model (6.5 and 6.18 are both the mm_cid ABI): nothing to
+// compare, said as a usage error (exit 2) naming the model, before any
+// exploration.
+TEST(KernelCliTest, DiffKernelsOfOneModelIsAUsageError) {
+  for (const auto& [a, b] : {std::pair{"6.5", "6.18"}, std::pair{"mm_cid", "mm_cid"}, std::pair{"5.4", "4.18"}}) {
+    const auto r = RunCli({"diff-kernels", a, b, "percpu_counter"});
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("denote one model"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << r.out;
+  }
+  const auto r = RunCli({"diff-kernels", "6.5", "6.18", "percpu_counter"});
+  EXPECT_NE(r.err.find("(6.3-6.18 legacy + mm_cid)"), std::string::npos) << r.err;
+}
+
+// An unknown kernel name: the message lists every name `rseqmc kernels` has,
+// mm_cid included (review finding F14), and the version ranges.
+TEST(KernelCliTest, UnknownKernelNameListsTheNames) {
+  const auto r = RunCli({"check", "percpu_counter", "--kernel", "mmcid"});
+  EXPECT_EQ(r.code, 2);
+  for (const char* name : {"rfc2015", "4.18", "6.0", "mm_cid", "6.19", "6.3..6.18"}) {
+    EXPECT_NE(r.err.find(name), std::string::npos) << name << "\n" << r.err;
+  }
 }
 
 }  // namespace

@@ -449,16 +449,20 @@ void* IpiHelper(void*) {
   return nullptr;
 }
 
+void PinToCpu(uint32_t cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
 void* Worker(void* arg) {
   const int t = static_cast<int>(reinterpret_cast<intptr_t>(arg));
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // per thread
   const ThreadSpec& ts = g_jit->scenario().threads[t];
   ThreadRecord* rec = g_jit->record(t);
-  rec->tid = static_cast<int32_t>(syscall(SYS_gettid));
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(ts.cpu, &set);
-  sched_setaffinity(0, sizeof(set), &set);
+  __atomic_store_n(&rec->tid, static_cast<int32_t>(syscall(SYS_gettid)), __ATOMIC_RELEASE);  // ChildMain waits for it
+  PinToCpu(ts.cpu);
   JitProgram::EnsureRseqRegistered(nullptr);
   if (!ts.rseq_registered) {
     char* area = static_cast<char*>(__builtin_thread_pointer()) + JitProgram::RseqOffset();
@@ -490,6 +494,17 @@ void* Worker(void* arg) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   const Scenario& s = g_jit->scenario();
   internal::InstallScenarioSignals(s, rseqmc_signal_entry);
+  // The concurrency IDs as the simulator starts them (sim/kernel/abi_mm_cid.cc):
+  // the CPUs get IDs in the order of their first scenario thread. 6.4-6.18
+  // keep an ID per CPU (pcpu_cid) and a running thread's migration moves it
+  // (sched_mm_cid_migrate_to()), so the main thread moves to thread 0's CPU
+  // first, taking ID 0 along. The IPI helper is created there (it inherits
+  // the affinity) and runs with that CPU's ID, taking none of its own (it
+  // still counts in mm_users). Each scenario thread is created on its own
+  // CPU (pthread_attr_setaffinity_np: it never runs elsewhere, so it moves
+  // no ID) and has run there, taking that CPU's ID or the next free one,
+  // before the next is created.
+  PinToCpu(s.threads[0].cpu);
   // The tracee has the scenario's threads and nothing else that holds an
   // mm_cid or counts in mm_users (membarrier's single-thread shortcut): the
   // IPI helper exists only when the run injects IPIs, and the main thread is
@@ -502,7 +517,15 @@ void* Worker(void* arg) {
   raise(SIGSTOP);
   std::vector<pthread_t> th(s.threads.size());
   for (size_t t = 1; t < s.threads.size(); ++t) {
-    pthread_create(&th[t], nullptr, Worker, reinterpret_cast<void*>(static_cast<intptr_t>(t)));
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(s.threads[t].cpu, &set);
+    pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+    pthread_create(&th[t], &attr, Worker, reinterpret_cast<void*>(static_cast<intptr_t>(t)));
+    pthread_attr_destroy(&attr);
+    while (__atomic_load_n(&g_jit->record(static_cast<int>(t))->tid, __ATOMIC_ACQUIRE) == 0) sched_yield();
   }
   Worker(nullptr);  // scenario thread 0 is this (main) thread
   for (;;) pause();

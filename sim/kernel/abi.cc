@@ -24,7 +24,29 @@ std::optional<uint32_t> KernelAbi::RulesDifferingFrom(const KernelAbi& other) co
   return std::nullopt;
 }
 
-int KernelAbi::MmCidGet(uint64_t used) const { return std::countr_zero(~used); }  // cpumask_first_zero()
+// 6.3's allocator (kernel/sched/sched.h@v6.3 mm_cid_get() -> __mm_cid_get()
+// -> __mm_cid_try_get(): cpumask_first_zero() of the cidmask).
+int KernelAbi::MmCidGet(Machine& m, int t, int) const {
+  MmCidState& st = m.mmcid();
+  const int cid = std::countr_zero(~st.cidmask);
+  st.cidmask |= uint64_t{1} << cid;
+  m.kthread(t).last_mm_cid = cid;
+  return cid;
+}
+
+// 6.3 switch_mm_cid() -> mm_cid_put(): the ID goes back to the cidmask.
+void KernelAbi::MmCidSwitchOut(Machine& m, int t, int) const {
+  const int cid = m.kthread(t).mm_cid;
+  if (cid >= 0) m.mmcid().cidmask &= ~(uint64_t{1} << cid);
+}
+
+void KernelAbi::SchedMmCidMigrateTo(Machine&, int, int, int) const {}
+
+// 6.3 sched_mm_cid_exit_signals() -> mm_cid_put().
+void KernelAbi::SchedMmCidExitSignals(Machine& m, int t, int cpu) const {
+  MmCidSwitchOut(m, t, cpu);
+  m.kthread(t).last_mm_cid = -1;
+}
 
 std::optional<AbiMismatch> KernelAbi::NotApplicable(const Scenario& s) const {
   if (s.preemption == Preemption::kVoluntary) {

@@ -19,7 +19,8 @@
 //   sim/kernel/abi_6_19.cc  6.19 rework (IDs only on change, cs only after
 //                           an interrupt, no validation outside the cs)
 //   sim/kernel/abi_mm_cid.cc 6.3-6.18 legacy + node_id and mm_cid, IDs from
-//                           a per-process allocator (this machine's kernel)
+//                           6.13-6.18's per-CPU allocator (this machine's
+//                           kernel)
 // The legacy evaluation shared by the first two and mm_cid lives in
 // sim/kernel/legacy.{h,cc}.
 //
@@ -28,6 +29,7 @@
 #ifndef RSEQMC_SIM_KERNEL_ABI_H_
 #define RSEQMC_SIM_KERNEL_ABI_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -45,6 +47,25 @@ class Machine;
 inline constexpr uint64_t kTaskSize = 0x00007ffffffff000ull;
 // Syscall error returns (include/uapi/asm-generic/errno-base.h), negated.
 inline constexpr int64_t kErrEperm = -1, kErrEbusy = -16, kErrEinval = -22, kErrEnosys = -38;
+
+// The process's concurrency-ID allocator: the mm_struct fields the mm_cid
+// hooks of KernelAbi read and write (include/linux/mm_types.h: mm_cidmask(),
+// mm->pcpu_cid[cpu].cid / .recent_cid, mm->max_nr_cid; 6.13-6.18). IDs are
+// below kMaxCpus: every allocator keeps them below the CPU count.
+struct MmCidState {
+  static constexpr int8_t kUnset = -1;  // MM_CID_UNSET
+  uint64_t cidmask = 0;                 // IDs in use (bit = ID)
+  // Per CPU: the ID the CPU holds for the mm (pcpu_cid->cid; 6.4+ keep it
+  // after the thread leaves the CPU), and the last one it held
+  // (pcpu_cid->recent_cid, 6.13+).
+  std::array<int8_t, kMaxCpus> pcpu_cid;
+  std::array<int8_t, kMaxCpus> recent_cid;
+  int max_nr_cid = 0;  // mm->max_nr_cid (6.13+): IDs handed out so far, the expansion point
+  MmCidState() {
+    pcpu_cid.fill(kUnset);
+    recent_cid.fill(kUnset);
+  }
+};
 
 // A scenario that an ABI cannot run: where, why, and what to do instead.
 struct AbiMismatch {
@@ -120,13 +141,29 @@ class KernelAbi {
   // nullopt if they share no hook logic (then no exploration is shared).
   // This default: 0 for itself, nullopt for any other ABI.
   virtual std::optional<uint32_t> RulesDifferingFrom(const KernelAbi& other) const;
-  // mm_cid_get() -> __mm_cid_get() (kernel/sched/sched.h, 6.3): the
-  // concurrency ID thread t gets when it is switched in: the lowest ID not
-  // held by another running thread of the process (`used`, one bit per ID;
-  // the cidmask). The Machine sets the bit, and clears it again at
-  // mm_cid_put() (switch-out, migration, blocking, exit). Why this is a sound
-  // model of 6.4-6.18's per-CPU allocator: sim/kernel/abi_mm_cid.cc.
-  virtual int MmCidGet(uint64_t used) const;
+  // The concurrency-ID allocator (kernel/sched/sched.h, kernel/sched/core.c),
+  // in four hooks named after the scheduler functions that call it. They
+  // change Machine::mmcid() (the mm's cidmask and per-CPU IDs) and t's
+  // mm_cid / last_mm_cid. This default is 6.3's allocator (also used by the
+  // 6.19 model, which has no allocator of its own, and never read by ABIs
+  // without mm_cid): an ID per running thread, the lowest free one at
+  // switch-in, given back at every switch-out (6.3 switch_mm_cid() ->
+  // mm_cid_put()). sim/kernel/abi_mm_cid.cc overrides all four with
+  // 6.13-6.18's per-CPU IDs.
+  //
+  // switch_mm_cid() -> mm_cid_get(): t is switched in on `cpu`; returns the
+  // ID it runs with (0 <= ID < number of CPUs).
+  virtual int MmCidGet(Machine& m, int t, int cpu) const;
+  // switch_mm_cid() for prev: t leaves `cpu` (preemption, blocking, or the
+  // switch-out half of a migration). 6.3: mm_cid_put(); 6.4+:
+  // mm_cid_put_lazy().
+  virtual void MmCidSwitchOut(Machine& m, int t, int cpu) const;
+  // sched_mm_cid_migrate_to(): t, switched out of `src` (MmCidSwitchOut ran),
+  // is activated on `dst`; `src`'s next thread is already chosen. 6.3: nothing.
+  virtual void SchedMmCidMigrateTo(Machine& m, int t, int src, int dst) const;
+  // sched_mm_cid_exit_signals() (do_exit() -> exit_signals()): running
+  // thread t on `cpu` exits; mm_cid_put() gives the ID back.
+  virtual void SchedMmCidExitSignals(Machine& m, int t, int cpu) const;
   // restartable_sequences(op, 0, v1, v2, v3), the 2015 RFC's system call
   // (reference/rfc2015.md "ABI"): op 0 registers region [v1, v2) with restart
   // address v3, op 1 sets t's CPU pointer to v1. Returns 0 or -errno; every

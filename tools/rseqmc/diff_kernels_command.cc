@@ -106,6 +106,11 @@ int DiffKernelsCommand(const std::vector<std::string>& args, const std::string& 
   }
   if (pos.size() != 3) throw UsageError("expected two kernels and a scenario: diff-kernels A B FILE");
   const KernelVersion ka = Kernel(pos[0]), kb = Kernel(pos[1]);
+  if (ka.model == kb.model) {
+    // Nothing to compare: the same model explored twice has the same outcomes.
+    throw UsageError("kernels '" + pos[0] + "' and '" + pos[1] + "' denote one model (" + KernelModelName(ka.model) +
+                     "): there is nothing to compare; name kernels of two models ('rseqmc kernels' lists them)");
+  }
   const std::map<std::string, int64_t> defines = ParseDefines(define_args);
   const Scenario s = LoadScenario(pos[2], defines);
   // A pair the scenario cannot run under (a 2015-RFC program and a merged
