@@ -1104,13 +1104,15 @@ TEST(Crosscheck, SyscallJustBeforeStartReturnsIntoTheSection) {
 TEST(Crosscheck, AbortAtStartIsRefusedByTheKernel) {
   Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("abort_at_start.rsq")), "abort_at_start.rsq");
   SKIP_IF_NO_HARNESS(s);
-  JitProgram jit(s, JitOptions{});
-  const auto* d = reinterpret_cast<const uint64_t*>(jit.descriptor_address(0));
-  EXPECT_EQ(d[1], jit.BlockStart(s.program.descriptors[0].start));
-  EXPECT_EQ(d[3], d[1]) << "abort_ip is start_ip (the stub opens start's block, after the signature)";
-  uint32_t sig;
-  std::memcpy(&sig, reinterpret_cast<const void*>(d[3] - 4), 4);
-  EXPECT_EQ(sig, kRseqSig);
+  {
+    JitProgram jit(s, JitOptions{});  // one per process: gone before Crosscheck makes its own
+    const auto* d = reinterpret_cast<const uint64_t*>(jit.descriptor_address(0));
+    EXPECT_EQ(d[1], jit.BlockStart(s.program.descriptors[0].start));
+    EXPECT_EQ(d[3], d[1]) << "abort_ip is start_ip (the stub opens start's block, after the signature)";
+    uint32_t sig;
+    std::memcpy(&sig, reinterpret_cast<const void*>(d[3] - 4), 4);
+    EXPECT_EQ(sig, kRseqSig);
+  }
   // 24 single-event schedules; 28 of all 45 are killed (an event after the
   // arming store) on both.
   ExpectFixtureAgreesOnAll("abort_at_start.rsq", 24, 0, 28);
