@@ -75,6 +75,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
   for (const Property& prop : s.properties) properties_.emplace_back(s, prop.expr);
   // Data image: symbols, then descriptors (32-byte aligned), then rseq areas.
   desc_base_ = rseqmc::DescriptorAddress(p, 0);
+  for (const Symbol& sym : p.symbols) data_end_ = std::max(data_end_, sym.address + sym.size_bytes);
   area_base_ = desc_base_ + kRseqCsBytes * p.descriptors.size();
   mem_size_ = area_base_ - kDataBase + kRseqAreaBytes * s.threads.size();
   init_mem_.assign(mem_size_, 0);
@@ -1045,8 +1046,6 @@ inline uint64_t EffectiveAddress(const Instr& in, const int64_t* r) {
   if (in.has_index) addr += static_cast<uint64_t>(r[in.ru]) * in.scale;
   return addr;
 }
-// A memory instruction's access width in bytes.
-inline int AccessBytes(Op op) { return (op == Op::kLd32 || op == Op::kSt32) ? 4 : 8; }
 
 // A memory instruction's effect on the registers and on the bytes at `p` (its
 // address, already checked): the one definition Step and RunPlain share.
@@ -1159,7 +1158,7 @@ inline Machine::Stop Machine::Step(int t) {
       RSEQMC_MEMORY_CASES: {
         const uint64_t addr = EffectiveAddress(in, &r[0]);
         const int bytes = AccessBytes(in.op);
-        if (!MemOk(addr, bytes)) {
+        if (!UserMemOk(addr, bytes)) {
           // The instruction does not complete: pc stays on it.
           return SegvAccess(t, pc, addr) ? Stop::kNext : Stop::kEnded;
         }
@@ -1274,7 +1273,6 @@ uint64_t Machine::RunPlain(int t, uint64_t max_defaults) {
   const Instr* const code = code_;
   const uint32_t code_size = code_size_;
   uint8_t* const mem = mem_;
-  const uint64_t mem_size = mem_size_;
   const uint64_t area_base = area_base_;
   uint32_t pc = c.pc;
   uint64_t n = 0;
@@ -1288,7 +1286,7 @@ uint64_t Machine::RunPlain(int t, uint64_t max_defaults) {
       RSEQMC_MEMORY_CASES: {
         const uint64_t addr = EffectiveAddress(in, &r[0]);
         const int bytes = AccessBytes(in.op);
-        if (addr < kDataBase || addr - kDataBase + static_cast<uint64_t>(bytes) > mem_size) goto out;  // Step faults
+        if (!UserMemOk(addr, bytes)) goto out;  // Step faults
         uint8_t* const p = mem + (addr - kDataBase);
         if (in.op != Op::kSt && in.op != Op::kSt32 && addr + static_cast<uint64_t>(bytes) > area_base) {
           NoteAreaRead(addr, bytes);

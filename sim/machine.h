@@ -34,6 +34,10 @@ class ThreadApi;
 
 inline constexpr int kMaxCallDepth = 32;
 inline constexpr int kMaxSignalDepth = 4;  // nested handler frames per thread
+// Bytes a load/store/atomic instruction accesses in data memory (ld32/st32:
+// 4; ld, st, cas, xadd, xchg: 8): the width the memory rule checks, in the
+// simulator (Machine::UserMemOk) and in the JIT (kernel/harness/jit.h).
+inline constexpr int AccessBytes(Op op) { return (op == Op::kLd32 || op == Op::kSt32) ? 4 : 8; }
 // Pseudo code index of a native (C++) thread's own code: never inside a section.
 inline constexpr uint32_t kNativePc = 0xFFFFFFFFu;
 
@@ -424,8 +428,20 @@ class Machine {
   // Appends to the access log (RunOptions::record_accesses; sim/access_log.h).
   void LogAccess(AccessKind k, int t, uint32_t pc, uint32_t next, uint64_t addr = 0, uint8_t bytes = 0,
                  uint8_t flags = 0, int64_t rv = 0, int64_t wv = 0);
+  // Data memory as the kernel model reads it (descriptors, rseq areas,
+  // futex words, signature words): the whole image.
   bool MemOk(uint64_t addr, int bytes) const {
     return addr >= kDataBase && addr - kDataBase + bytes <= mem_size_;
+  }
+  // What a program's load, store or atomic may access: its data symbols
+  // [kDataBase, data_end_) and the rseq areas (through rseq_addr). The
+  // descriptors after the last symbol are not the program's: an access past
+  // the last symbol faults, as on the kernel, where the JIT keeps them
+  // elsewhere (kernel/README.md "Memory layout").
+  bool UserMemOk(uint64_t addr, int bytes) const {
+    if (addr < kDataBase) return false;
+    const uint64_t off = addr - kDataBase;
+    return off + bytes <= data_end_ - kDataBase || (addr >= area_base_ && off + bytes <= mem_size_);
   }
   uint64_t Load(uint64_t addr, int bytes) const {
     uint64_t v = 0;
@@ -485,6 +501,7 @@ class Machine {
   uint8_t* mem_ = nullptr;   // points into out_->memory
   uint64_t mem_size_ = 0;
   uint64_t desc_base_ = 0, area_base_ = 0;
+  uint64_t data_end_ = kDataBase;  // end of the last data symbol
   std::vector<uint32_t> signal_handler_;  // by signo: function index+1, 0 default, ~0 ignored
   std::vector<uint8_t> signal_nodefer_;
   uint64_t cpu_mask_ = 0;

@@ -296,8 +296,8 @@ TEST(Jit, OnlyTheLastInstructionOfABlockHasAVisibleEffect) {
   EXPECT_GT(with_effect, 50u);
 }
 
-// The descriptor the JIT emits is the IR's, in x86 addresses: start_ip is the
-// first x86 instruction of `start`, the section ends where `post`'s block
+// The descriptor the JIT emits is the IR's, in x86 addresses: start_ip is
+// where `start`'s block begins, the section ends where `post`'s block
 // begins, abort_ip is the abort stub, and the 4 bytes before it are the
 // signature (reference/rseq-semantics.md §7.17).
 TEST(Jit, DescriptorsAndSignatureAreTheIrs) {
@@ -307,7 +307,7 @@ TEST(Jit, DescriptorsAndSignatureAreTheIrs) {
   const CsDescriptor& cs = s.program.descriptors[0];
   const auto* d = reinterpret_cast<const uint64_t*>(jit.descriptor_address(0));
   EXPECT_EQ(d[0], 0u);  // version 0, flags 0
-  EXPECT_EQ(d[1], jit.InstrAddress(cs.start));
+  EXPECT_EQ(d[1], jit.BlockStart(cs.start));
   EXPECT_EQ(d[1] + d[2], jit.BlockEnd(cs.post_commit - 1));
   EXPECT_EQ(d[3], jit.abort_ip(0));
   uint32_t sig;
@@ -1102,6 +1102,93 @@ TEST(Crosscheck, FutexWakeCountIsTheKernelsInt) { ExpectFixtureAgrees("futex_wak
 // FUTEX_WAIT there is -EFAULT. Before, the simulator said -EFAULT for every
 // unmapped wake: 121 of 121 schedules disagreed on a scenario like this one.
 TEST(Crosscheck, FutexWakeOfAnUnmappedAddressAgrees) { ExpectFixtureAgrees("futex_wake_unmapped.rsq"); }
+
+// Cross-checks fixture `name` with the default schedule, all its `singles`
+// single-event schedules and 20 random ones: no disagreement, exactly
+// `not_comparable` not comparable, every other schedule compared (up to 5
+// harness errors or flaky ones, a real preemption by another process on a
+// loaded host), `failing` of them failing on both (fewer only by those).
+void ExpectFixtureAgreesOnAll(const std::string& name, uint64_t singles, uint64_t not_comparable, uint64_t failing) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture(name)), name);
+  CrosscheckOptions o;
+  o.samples = 20;
+  o.max_single_events = 0;  // all of them
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.skipped, "");
+  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
+  EXPECT_EQ(r.single_events_total, singles);
+  EXPECT_EQ(r.not_comparable, not_comparable);
+  const uint64_t total = 1 + singles + o.samples - not_comparable;
+  EXPECT_EQ(r.compared + r.harness_errors, total);  // compared includes the flaky ones
+  EXPECT_GE(r.agreements + 5, total);
+  EXPECT_LE(r.failures_agreed, failing);
+  EXPECT_GE(r.failures_agreed + (total - r.agreements), failing) << "the kernel failed where the simulator did";
+}
+
+// A kernel call immediately before `start`: membarrier(PRIVATE_EXPEDITED_RSEQ)
+// of the caller's own CPU runs ipi_rseq() on the caller, so the rseq fix-up of
+// its own syscall exit sees the return address, start_ip, and aborts; r0 holds
+// the call's result (0) at abort_ip. The JIT used to store r0 after the
+// syscall, so the kernel's return address lay before start_ip and it did not
+// abort: 101 of 105 schedules disagreed (main at 5586f25, default sampling).
+TEST(Crosscheck, SyscallJustBeforeStartReturnsIntoTheSection) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("syscall_before_start.rsq")), "syscall_before_start.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  const DefaultRun run = RunDefault(s);
+  ASSERT_TRUE(run.real.completed()) << run.real.harness_error;
+  for (const auto* obs : {&run.sim.threads[0].observed, &run.real.threads[0].observed}) {
+    ASSERT_EQ(obs->size(), 1u);
+    EXPECT_EQ((*obs)[0].second, 0) << "r0 at abort_ip is membarrier's result";
+  }
+  EXPECT_EQ(run.sim.threads[0].ret, 1);
+  EXPECT_EQ(run.real.threads[0].ret, 1) << "the kernel aborted the section at its own syscall's exit";
+  EXPECT_EQ(run.real.threads[0].aborts, 1u);
+  // 48 single-event schedules; 9 of all are not comparable: u has returned
+  // when t calls membarrier, so the simulator takes the one-thread shortcut
+  // (mm_users == 1), while the harness's returned threads stay alive.
+  ExpectFixtureAgreesOnAll("syscall_before_start.rsq", 48, 9, 0);
+}
+
+// abort_ip == start_ip (an `unchecked` descriptor with abort=start):
+// rseq_get_rseq_cs() (kernel/rseq.c) refuses an abort_ip inside [start_ip,
+// start_ip + post_commit_offset), so the first fix-up after the arming store
+// kills with SIGSEGV, on the kernel as in the simulator. The JIT used to put
+// the abort stub before start_ip, a valid descriptor for the kernel, which
+// aborted to it: 64 of 125 schedules disagreed (main at 5586f25, default sampling).
+TEST(Crosscheck, AbortAtStartIsRefusedByTheKernel) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("abort_at_start.rsq")), "abort_at_start.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  {
+    JitProgram jit(s, JitOptions{});  // one per process: gone before Crosscheck makes its own
+    const auto* d = reinterpret_cast<const uint64_t*>(jit.descriptor_address(0));
+    EXPECT_EQ(d[1], jit.BlockStart(s.program.descriptors[0].start));
+    EXPECT_EQ(d[3], d[1]) << "abort_ip is start_ip (the stub opens start's block, after the signature)";
+    uint32_t sig;
+    std::memcpy(&sig, reinterpret_cast<const void*>(d[3] - 4), 4);
+    EXPECT_EQ(sig, kRseqSig);
+  }
+  // 24 single-event schedules; 28 of all 45 are killed (an event after the
+  // arming store) on both.
+  ExpectFixtureAgreesOnAll("abort_at_start.rsq", 24, 0, 28);
+}
+
+// A store past the last data symbol faults (SIGSEGV at the store) on the
+// kernel as in the simulator (Machine::UserMemOk; the JIT sends it to address
+// 0). The simulator used to let it overwrite the rseq_cs descriptor it keeps
+// there (the kill came at the next fix-up), the kernel a padding byte of the
+// data page: 14 of 128 schedules disagreed (main at 5586f25, default sampling).
+TEST(Crosscheck, StorePastTheDataFaultsInBoth) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("store_past_data.rsq")), "store_past_data.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  const DefaultRun run = RunDefault(s);
+  ASSERT_TRUE(run.real.completed()) << run.real.harness_error;
+  EXPECT_EQ(run.sim.verdict, Verdict::kSigsegv);
+  EXPECT_NE(run.sim.message.find("invalid memory access at 0x10000040"), std::string::npos) << run.sim.message;
+  EXPECT_EQ(run.real.verdict, Verdict::kSigsegv);
+  // 21 single-event schedules; the 23 of all 42 that do not abort the
+  // section end in the store's SIGSEGV on both.
+  ExpectFixtureAgreesOnAll("store_past_data.rsq", 21, 0, 23);
+}
 
 // Signal interrupting a blocked thread: futex_wait() returns -ERESTARTSYS,
 // handle_signal() makes it -EINTR (handlers have no SA_RESTART), and the woken

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "scenarios/parser.h"
+#include "sim/builder.h"  // DescriptorAddress
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 
@@ -220,6 +221,52 @@ thread t entry main
 )",
                                       "past_image.rsq");
   EXPECT_EQ(RunPlainSchedule(past).verdict, Verdict::kSigsegv);
+}
+
+// README "Memory": past the last symbol lie the rseq_cs descriptors, which
+// are the kernel model's, not the program's: a store there faults (the
+// real-kernel cross-check keeps them elsewhere; kernel/README.md "Memory
+// layout"). The rseq areas after them stay accessible (rseq_addr).
+TEST(SignalDeliveryTest, StorePastTheLastSymbolFaultsOnADescriptor) {
+  const Scenario s = ParseScenario(R"(scenario past_data
+var a: u64 = 0
+func main
+  rseq_arm c
+start:
+  la    r1, a
+  li    r2, 1
+  st    [r1 + 64], r2
+post:
+  ret
+  sig 0x53053053
+abort:
+  ret
+  cs c start=start post_commit=post abort=abort
+end
+thread t entry main
+)",
+                                   "past_data.rsq");
+  ASSERT_EQ(DescriptorAddress(s.program, 0), s.program.symbols[0].address + 64);
+  const ExecutionResult r = RunPlainSchedule(s);
+  EXPECT_EQ(r.verdict, Verdict::kSigsegv);
+  EXPECT_NE(r.message.find("invalid memory access at 0x10000040"), std::string::npos) << r.message;
+  const Scenario area = ParseScenario(R"(scenario area_store
+var a: u64 = 0
+func main
+  rseq_addr r1
+  li    r2, 7
+  st32  [r1], r2
+  ld32  r3, [r1]
+  observe v, r3
+  ret
+end
+thread t entry main
+)",
+                                      "area_store.rsq");
+  const ExecutionResult ra = RunPlainSchedule(area);
+  ASSERT_EQ(ra.verdict, Verdict::kPass) << ra.message;
+  ASSERT_EQ(ra.threads[0].observed.size(), 1u);
+  EXPECT_EQ(ra.threads[0].observed[0].second, 7);
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ constexpr int kRecOffObsCapacity = offsetof(ThreadRecord, obs_capacity);
 constexpr int kRecOffObsBegin = offsetof(ThreadRecord, obs_begin);
 constexpr int kRecOffTracePos = offsetof(ThreadRecord, trace_pos);
 constexpr int kRecOffTraceEnd = offsetof(ThreadRecord, trace_end);
+constexpr int kRecOffRseqArea = offsetof(ThreadRecord, rseq_area);
 
 constexpr int kMembarrierCmdPrivateExpeditedRseq = 1 << 7;  // include/uapi/linux/membarrier.h
 constexpr int kMembarrierCmdFlagCpu = 1 << 0;
@@ -61,6 +62,26 @@ constexpr int kRseqFlagUnregister = 1;                      // include/uapi/linu
 
 
 using Emitter = Xbyak::CodeGenerator;
+
+// IR kernel calls whose block ends with the `syscall` instruction: the
+// result (rax) becomes r0 at F_{i+1}, the start of the next block (jit.h).
+// getcpu is not one: its result is read from memory after the syscall, and
+// its own return is never an rseq event in the simulator (it raises none).
+bool SyscallEnds(Op op) {
+  switch (op) {
+    case Op::kSchedYield: case Op::kSchedSetaffinity: case Op::kTgkill: case Op::kMembarrierRseq:
+    case Op::kFutexWait: case Op::kFutexWake: case Op::kSleep: case Op::kRseqRegister:
+    case Op::kRseqUnregister: case Op::kRfcRegion: case Op::kRfcCpuPtr:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// `mov [rbx], rax` (r0 := rax), the first instruction at every F_i: an abort
+// stub recognises a syscall return it interrupted by it (rcx = the return
+// address, set by the `syscall` instruction).
+constexpr char kStoreR0[] = "\x48\x89\x03";
 
 }  // namespace
 
@@ -70,6 +91,10 @@ int64_t JitProgram::RseqOffset() {
 }
 
 uint32_t JitProgram::RseqLength() { return 32; }
+
+uint64_t JitProgram::ThisThreadRseqArea() {
+  return reinterpret_cast<uint64_t>(static_cast<char*>(__builtin_thread_pointer()) + RseqOffset());
+}
 
 bool JitProgram::EnsureRseqRegistered(std::string* why) {
   char* area = static_cast<char*>(__builtin_thread_pointer()) + RseqOffset();
@@ -303,8 +328,9 @@ void JitProgram::DoneTrap() const { reinterpret_cast<void (*)()>(done_trap_)(); 
 void JitProgram::Compile() {
   const Program& p = s_.program;
   const uint32_t n = static_cast<uint32_t>(p.code.size());
-  // Generous upper bound: ~160 bytes per instruction plus stubs.
-  code_map_bytes_ = PageUp(4096 + static_cast<size_t>(n) * 192 + p.descriptors.size() * 64);
+  // Generous upper bound: ~260 bytes per instruction (a memory access with
+  // its checks, the countdown and the IR trace) plus stubs.
+  code_map_bytes_ = PageUp(4096 + static_cast<size_t>(n) * 384 + p.descriptors.size() * 128);
   code_ = mmap(nullptr, code_map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (code_ == MAP_FAILED) {
     code_ = nullptr;
@@ -340,6 +366,9 @@ void JitProgram::Compile() {
   g.sub(g.rsp, 8);
   g.mov(g.rbx, g.rsi);
   g.mov(g.r14, g.rdx);
+  // rcx says where a syscall returned (see SyscallEnds below); a handler
+  // entered from a signal frame must not see the interrupted code's.
+  g.xor_(g.ecx, g.ecx);
   g.call(g.rdi);
   g.mov(g.rax, g.r14);
   g.add(g.rsp, 8);
@@ -405,6 +434,10 @@ void JitProgram::Compile() {
       g.mov(reg, R(in.rs));
     }
   };
+  // The simulator's rseq areas (Machine::AreaAddress) and the shared records.
+  const uint64_t sim_area_base = DescriptorAddress(p, static_cast<uint32_t>(p.descriptors.size()));
+  const uint64_t sim_area_bytes = kRseqAreaBytes * s_.threads.size();
+  const uint64_t records = reinterpret_cast<uint64_t>(shared_) + (sizeof(SharedArea) + 63) / 64 * 64;
   auto address = [&](const Instr& in) {  // into rdx
     g.mov(g.rdx, R(in.rs));
     if (in.has_index) {
@@ -416,8 +449,62 @@ void JitProgram::Compile() {
       g.mov(g.rcx, in.imm);
       g.add(g.rdx, g.rcx);
     }
+    // The program's memory is its data symbols, [kDataBase, data end), and
+    // the rseq areas, as in the simulator (Machine::UserMemOk; jit.h
+    // "Memory"). The simulator's address of thread k's area is thread k's
+    // real area here; anything else past the last symbol in the data
+    // mapping (whose page tail would not fault on its own) is sent to
+    // address 0 (never mapped): the same instruction raises SIGSEGV.
+    Xbyak::Label not_area, ok;
+    g.mov(g.rax, sim_area_base);
+    g.mov(g.rcx, g.rdx);
+    g.sub(g.rcx, g.rax);
+    g.cmp(g.rcx, static_cast<uint32_t>(sim_area_bytes));
+    g.jae(not_area, Xbyak::CodeGenerator::T_SHORT);
+    g.mov(g.rax, g.rcx);
+    g.and_(g.eax, static_cast<uint32_t>(kRseqAreaBytes - 1));
+    g.shr(g.rcx, 5);  // log2(kRseqAreaBytes)
+    g.imul(g.rcx, g.rcx, static_cast<int>(sizeof(ThreadRecord)));
+    g.mov(g.rdx, records);
+    g.mov(g.rdx, g.qword[g.rdx + g.rcx + kRecOffRseqArea]);
+    g.add(g.rdx, g.rax);
+    g.jmp(ok, Xbyak::CodeGenerator::T_SHORT);
+    g.L(not_area);
+    const uint64_t bytes = AccessBytes(in.op);
+    const uint64_t lo = kDataBase + data_used_ - bytes + 1, hi = kDataBase + data_bytes_;
+    if (lo < hi) {
+      g.mov(g.rax, lo);
+      g.mov(g.rcx, g.rdx);
+      g.sub(g.rcx, g.rax);
+      g.mov(g.rax, hi - lo);
+      g.cmp(g.rcx, g.rax);
+      g.jae(ok, Xbyak::CodeGenerator::T_SHORT);
+      g.xor_(g.edx, g.edx);
+    }
+    g.L(ok);
   };
   auto store_r0 = [&] { g.mov(R(0), g.rax); };
+  static_assert(kRseqAreaBytes == 32);
+  // In an abort stub: when the abort was the kernel's fix-up on the way back
+  // from a syscall whose result was not stored yet (rcx = the syscall's
+  // return address, an F_i: `syscall` before it, the r0 store at it), store
+  // it: on the kernel rax holds the result at abort_ip, and the simulator
+  // writes r0 before the exit-to-user work (Machine::ExecSyscall).
+  // Clobbers rdx, r11 and the flags.
+  auto store_pending_result = [&] {
+    Xbyak::Label skip;
+    g.lea(g.rdx, g.ptr[g.rcx - 2]);
+    g.mov(g.r11, reinterpret_cast<uint64_t>(code_));
+    g.sub(g.rdx, g.r11);
+    g.cmp(g.rdx, static_cast<uint32_t>(code_map_bytes_ - 5));
+    g.jae(skip, Xbyak::CodeGenerator::T_SHORT);
+    g.cmp(g.dword[g.rcx - 2], 0x8948050f);  // syscall (0f 05), then mov [rbx], rax (48 89 03)
+    g.jne(skip, Xbyak::CodeGenerator::T_SHORT);
+    g.cmp(g.byte[g.rcx + 2], 0x03);
+    g.jne(skip, Xbyak::CodeGenerator::T_SHORT);
+    store_r0();
+    g.L(skip);
+  };
   // reg := the current CPU, from getcpu(2) (clobbers rax, rcx, rdx, rsi, rdi, r11).
   auto getcpu_into = [&](const Xbyak::Reg32& reg) {
     g.sub(g.rsp, 16);
@@ -434,14 +521,28 @@ void JitProgram::Compile() {
     const Instr& in = p.code[i];
     block_addr_[i] = cur();
     g.L(block_label[i]);
+    if (i > 0 && SyscallEnds(p.code[i - 1].op)) {
+      // F_i: where the previous block's syscall returns. Its result (rax)
+      // becomes r0 here, so that the syscall is the last x86 instruction of
+      // its block and the kernel's exit-to-user work (rseq fix-up, signal
+      // delivery) sees the IR boundary's address, as the simulator does.
+      const uint64_t f = cur();
+      store_r0();
+      g.xor_(g.ecx, g.ecx);  // the result is stored: no abort stub stores it again
+      if (f < reinterpret_cast<uint64_t>(code_) + 2 || std::memcmp(reinterpret_cast<const void*>(f - 2), "\x0f\x05", 2) != 0 ||
+          std::memcmp(reinterpret_cast<const void*>(f), kStoreR0, 3) != 0) {
+        throw HarnessError("JIT layout: the result store does not follow its syscall at " + std::to_string(i));
+      }
+    }
     if (stub_of[i] >= 0) {
       // Fallthrough from the previous block skips the stub (a `sig` block
       // jumps over it itself).
       if (i > 0 && p.code[i - 1].op != Op::kSig) g.jmp(L[i], Xbyak::CodeGenerator::T_SHORT);
       stub_addr[i] = cur();
       g.L(stub_label[i]);
-      g.mov(g.rax, g.qword[g.rbx + kRegOffCtxRec]);
-      g.inc(g.qword[g.rax + kRecOffAborts]);
+      g.mov(g.rdx, g.qword[g.rbx + kRegOffCtxRec]);
+      g.inc(g.qword[g.rdx + kRecOffAborts]);
+      store_pending_result();
     }
     g.L(L[i]);
     instr_addr_[i] = cur();
@@ -655,16 +756,15 @@ void JitProgram::Compile() {
       case Op::kSchedYield:
         g.mov(g.eax, SYS_sched_yield);
         g.syscall();
-        store_r0();
         break;
       case Op::kSchedSetaffinity: {
-        Xbyak::Label call, done, stay;
+        Xbyak::Label call, stay;
         load_arg(in, g.rax);
         g.mov(g.rcx, cpu_mask);
         g.and_(g.rax, g.rcx);
         g.jnz(call, Xbyak::CodeGenerator::T_NEAR);
         g.mov(g.rax, -EINVAL);
-        g.jmp(done, Xbyak::CodeGenerator::T_NEAR);
+        g.jmp(block_label[i + 1], Xbyak::CodeGenerator::T_NEAR);  // to F_{i+1}: r0 := rax
         g.L(call);
         if (opts_.pin_affinity) {
           // rcx := the current CPU (getcpu); keep it if the mask allows it,
@@ -679,15 +779,14 @@ void JitProgram::Compile() {
           g.mov(g.eax, 1);
           g.shl(g.rax, g.cl);
         }
-        g.push(g.rax);
-        g.mov(g.rdx, g.rsp);
+        // The mask in the red zone (signal frames are built below it), so
+        // that nothing follows the syscall.
+        g.mov(g.qword[g.rsp - 8], g.rax);
+        g.lea(g.rdx, g.ptr[g.rsp - 8]);
         g.mov(g.esi, 8);
         g.xor_(g.edi, g.edi);
         g.mov(g.eax, SYS_sched_setaffinity);
         g.syscall();
-        g.pop(g.rcx);
-        g.L(done);
-        store_r0();
         break;
       }
       case Op::kGetcpu:
@@ -695,7 +794,7 @@ void JitProgram::Compile() {
         store_r0();
         break;
       case Op::kTgkill: {
-        Xbyak::Label esrch, done;
+        Xbyak::Label esrch, go;
         load_arg(in, g.rax);
         g.cmp(g.rax, static_cast<int>(s_.threads.size()));
         g.jae(esrch, Xbyak::CodeGenerator::T_NEAR);  // unsigned: negative indices too
@@ -707,18 +806,18 @@ void JitProgram::Compile() {
         g.mov(g.esi, g.dword[g.rcx + kRecOffTid]);
         g.mov(g.rdi, reinterpret_cast<uint64_t>(&shared_->tgid));
         g.mov(g.edi, g.dword[g.rdi]);
+        g.jmp(go, Xbyak::CodeGenerator::T_SHORT);
+        g.L(esrch);
+        g.mov(g.rax, -ESRCH);
+        g.jmp(block_label[i + 1], Xbyak::CodeGenerator::T_NEAR);  // to F_{i+1}: r0 := rax
+        g.L(go);
         g.mov(g.edx, static_cast<int>(in.aux));
         g.mov(g.eax, SYS_tgkill);
         g.syscall();
-        g.jmp(done, Xbyak::CodeGenerator::T_SHORT);
-        g.L(esrch);
-        g.mov(g.rax, -ESRCH);
-        g.L(done);
-        store_r0();
         break;
       }
       case Op::kMembarrierRseq: {
-        Xbyak::Label all, go, skip, done;
+        Xbyak::Label all, go, skip;
         load_arg(in, g.rdx);
         g.test(g.rdx, g.rdx);
         g.js(all, Xbyak::CodeGenerator::T_SHORT);
@@ -729,15 +828,14 @@ void JitProgram::Compile() {
         g.L(all);
         g.xor_(g.esi, g.esi);
         g.xor_(g.edx, g.edx);
+        g.jmp(go, Xbyak::CodeGenerator::T_SHORT);
+        g.L(skip);
+        g.xor_(g.eax, g.eax);
+        g.jmp(block_label[i + 1], Xbyak::CodeGenerator::T_NEAR);  // to F_{i+1}: r0 := rax
         g.L(go);
         g.mov(g.edi, kMembarrierCmdPrivateExpeditedRseq);
         g.mov(g.eax, SYS_membarrier);
         g.syscall();
-        g.jmp(done, Xbyak::CodeGenerator::T_SHORT);
-        g.L(skip);
-        g.xor_(g.eax, g.eax);
-        g.L(done);
-        store_r0();
         break;
       }
       case Op::kFutexWait:
@@ -750,7 +848,6 @@ void JitProgram::Compile() {
         g.xor_(g.r10d, g.r10d);
         g.mov(g.eax, SYS_futex);
         g.syscall();
-        store_r0();
         break;
       case Op::kSleep:
         // nanosleep(&{ns / 1e9, ns % 1e9}, NULL); a negative ns gives an invalid timespec: -EINVAL.
@@ -758,15 +855,14 @@ void JitProgram::Compile() {
         g.cqo();
         g.mov(g.rcx, 1000000000);
         g.idiv(g.rcx);
-        g.sub(g.rsp, 16);
-        g.mov(g.qword[g.rsp], g.rax);
-        g.mov(g.qword[g.rsp + 8], g.rdx);
-        g.mov(g.rdi, g.rsp);
+        // The timespec in the red zone (signal frames are built below it;
+        // a restarted nanosleep uses the kernel's restart block, not it).
+        g.mov(g.qword[g.rsp - 16], g.rax);
+        g.mov(g.qword[g.rsp - 8], g.rdx);
+        g.lea(g.rdi, g.ptr[g.rsp - 16]);
         g.xor_(g.esi, g.esi);
         g.mov(g.eax, SYS_nanosleep);
         g.syscall();
-        g.add(g.rsp, 16);
-        store_r0();
         break;
       case Op::kRseqRegister:
       case Op::kRseqUnregister:
@@ -780,7 +876,6 @@ void JitProgram::Compile() {
         g.mov(g.r10d, static_cast<uint32_t>(in.imm));
         g.mov(g.eax, SYS_rseq);
         g.syscall();
-        store_r0();
         break;
       case Op::kClock:
       case Op::kWork:
@@ -804,7 +899,6 @@ void JitProgram::Compile() {
         g.mov(g.r8, stub_label[d.abort]);
         g.mov(g.eax, kRestartableSequencesX8664);
         g.syscall();
-        store_r0();
         break;
       }
       case Op::kRfcCpuPtr:
@@ -815,7 +909,6 @@ void JitProgram::Compile() {
         load_arg(in, g.rdx);
         g.mov(g.eax, kRestartableSequencesX8664);
         g.syscall();
-        store_r0();
         break;
     }
   }
@@ -842,7 +935,13 @@ void JitProgram::Compile() {
   for (size_t d = 0; d < p.descriptors.size(); ++d) {
     const CsDescriptor& cs = p.descriptors[d];
     abort_stub_[d] = stub_addr[cs.abort];
-    const uint64_t start = instr_addr_[cs.start];
+    // start_ip is where the boundary before `start` is: the start of its
+    // block (B_start), which holds F_start (the previous syscall's return
+    // address) and the abort stub when `start` has them. So a syscall just
+    // before `start` returns into the section, as in the simulator, and an
+    // abort label equal to `start` is an abort_ip inside the section, which
+    // rseq_get_rseq_cs() (kernel/rseq.c) refuses, as the simulator does.
+    const uint64_t start = block_addr_[cs.start];
     const uint64_t post = cs.post_commit >= n ? block_addr_[n] : block_addr_[cs.post_commit];
     uint32_t version = cs.version, flags = cs.flags;
     uint64_t off = post >= start ? post - start : 0;

@@ -3,7 +3,8 @@
 //
 // Each IR instruction i compiles to a block of x86-64 code:
 //
-//     B_i: [abort stub, only if i is some descriptor's abort label]
+//     B_i: [F_i: mov [rbx], rax ; xor ecx, ecx   only if i-1 ends with `syscall`]
+//          [abort stub, only if i is some descriptor's abort label]
 //     L_i: dec r14 ; jnz 1f ; int3 ; 1:           (step countdown; `traps` only)
 //          [append i to the thread's IR trace]      (`ir_trace` only)
 //          body: loads into scratch registers, then ONE last instruction with
@@ -14,6 +15,32 @@
 // the IR boundary before i (loads linearise at the x86 load; an async event
 // between a load and the register write is the event after i). The injection
 // address of IR instruction i is L_i, its first x86 instruction.
+//
+// Kernel calls (all but getcpu) end their block with the `syscall`
+// instruction itself, so the address the kernel's exit-to-user work sees (the
+// rseq fix-up of rseq_handle_notify_resume(), signal delivery) is B_{i+1}, the
+// IR boundary after the call, as in the simulator (Machine::ExecSyscall runs
+// that work with pc = i+1). The result in rax becomes r0 at F_{i+1}; the
+// other paths of such a block (an argument the call refuses) jump there with
+// the result in rax. An abort at that return skips F_{i+1}: the abort stub
+// stores r0 when rcx (the `syscall` instruction's return address) is an
+// F_i, as rax holds the result at abort_ip on the kernel and the simulator
+// writes r0 before the fix-up.
+//
+// A descriptor's start_ip is B_start (the boundary before `start`: F_start
+// and the abort stub of `start` lie in the section), post_commit_offset ends
+// at B_post, abort_ip is the abort label's stub. So an abort label equal to
+// `start` gives an abort_ip inside the section, which rseq_get_rseq_cs()
+// (kernel/rseq.c) refuses with SIGSEGV, as the simulator's 6.x model does.
+//
+// Memory: a program's load/store/atomic may access its data symbols
+// [kDataBase, end of the last symbol) and the rseq areas, as in the
+// simulator (Machine::UserMemOk). An access to the simulator's address of
+// thread k's area (computed from a symbol's address; `rseq_addr` gives the
+// real one) goes to thread k's real area (ThreadRecord::rseq_area); one past
+// the last symbol anywhere else in the data mapping (whose page tail would not
+// fault, and where the simulator keeps its descriptors) goes to address 0,
+// so that the access instruction itself raises SIGSEGV.
 //
 // Machine state mapping:
 //   * IR registers r0..r15 live in a `JitContext` in memory; rbx points to it
@@ -49,9 +76,8 @@
 // boundaries with hardware breakpoints (kernel/harness/tracer.h).
 //
 // Differences from the simulator that are documented rather than modelled
-// (none occurs in the built-in scenarios): a kernel call inside a critical
-// section that aborts on its own return leaves r0 unwritten; `rseq_addr` gives
-// the real area's address; memory outside the data symbols may be mapped; x86
+// (none occurs in the built-in scenarios): `rseq_addr` gives the real area's
+// address; x86
 // is TSO, so store-buffering outcomes the SC simulator cannot produce can occur
 // between CPUs (the built-ins use rseq, locked instructions or migrations, all
 // ordering).
@@ -100,6 +126,10 @@ struct ThreadRecord {
   // counted (the handler ran before the thread reached abort_ip; see
   // tracer.h), so that the tracer's breakpoint there does not count it again.
   uint64_t handler_abort_ip = 0;
+  // The thread's real struct rseq (JitProgram::ThisThreadRseqArea()), set by
+  // its wrapper before its first instruction: where the JIT sends an access
+  // to the simulator's address of this thread's area (jit.h "Memory").
+  uint64_t rseq_area = 0;
 };
 
 // The IR register file of one context (main or signal handler); rbx points here.
@@ -184,6 +214,9 @@ class JitProgram {
   // Address of IR instruction i's body (after the countdown and IR-trace
   // prologue): [BodyAddress(i), BlockEnd(i)) is the code with its effect.
   uint64_t BodyAddress(uint32_t i) const { return body_addr_[i]; }
+  // B_i, the start of IR instruction i's block (F_i, its abort stub, L_i):
+  // the boundary before i, a descriptor's start_ip when i is its start.
+  uint64_t BlockStart(uint32_t i) const { return block_addr_[i]; }
   uint64_t BlockEnd(uint32_t i) const { return block_addr_[i + 1]; }
   // IR instruction whose block [B_i, B_{i+1}) contains `addr`; in
   // original-bytes mode also the first IR instruction of the original machine
@@ -222,6 +255,8 @@ class JitProgram {
   // Makes sure the calling thread has an rseq registration (glibc's or ours);
   // returns false with *why when rseq is unavailable.
   static bool EnsureRseqRegistered(std::string* why);
+  // The calling thread's struct rseq address (thread pointer + RseqOffset()).
+  static uint64_t ThisThreadRseqArea();
 
   size_t code_bytes() const { return code_bytes_; }
   // True if `addr` is in the JIT'd code (blocks, stubs, trampoline) or, in

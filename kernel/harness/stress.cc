@@ -119,6 +119,7 @@ void* StressWorker(void* arg) {
   ctx.rec = rec;
   for (const auto& [reg, value] : ts.args) ctx.r[reg] = value;
   tl_rec = rec;
+  rec->rseq_area = JitProgram::ThisThreadRseqArea();
   __atomic_store_n(&rec->tid, static_cast<int32_t>(syscall(SYS_gettid)), __ATOMIC_RELEASE);
   AwaitStart();
   g_jit->Call(static_cast<uint32_t>(ts.entry), &ctx, INT64_MAX / 2);

@@ -339,9 +339,12 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
       if (e.thread != a.thread) continue;
       // The thread's own syscalls (tgkill of itself, membarrier of its own
       // CPU, sched_setaffinity) take effect at their return, before it traps:
-      // look further (a handler frame the return pushed, its next step).
+      // look further (a handler frame the return pushed, its next step). So
+      // does the abort of that return's rseq fix-up (a call just before
+      // start_ip returns into the section): the thread traps at abort_ip.
       if (!inj.count(i) && runner_at[i] == a.thread &&
-          (e.kind == TraceKind::kSignal || e.kind == TraceKind::kIpi || e.kind == TraceKind::kMigrate)) {
+          (e.kind == TraceKind::kSignal || e.kind == TraceKind::kIpi || e.kind == TraceKind::kMigrate ||
+           e.kind == TraceKind::kAbort)) {
         continue;
       }
       if (e.kind == TraceKind::kStep || e.kind == TraceKind::kPreempt || e.kind == TraceKind::kMigrate ||
@@ -461,6 +464,7 @@ void* Worker(void* arg) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // per thread
   const ThreadSpec& ts = g_jit->scenario().threads[t];
   ThreadRecord* rec = g_jit->record(t);
+  rec->rseq_area = JitProgram::ThisThreadRseqArea();
   __atomic_store_n(&rec->tid, static_cast<int32_t>(syscall(SYS_gettid)), __ATOMIC_RELEASE);  // ChildMain waits for it
   PinToCpu(ts.cpu);
   JitProgram::EnsureRseqRegistered(nullptr);
@@ -1285,12 +1289,15 @@ class Session {
       // Woken to take a signal (WokenNextPc): the stop before its delivery
       // is the boundary after the blocking call.
       user_regs_struct r2;
-      if (!Regs(wt, &r2) || jit_.IndexOf(r2.rip) < 0) {
+      if (!Regs(wt, &r2) || jit_.IndexOf(r2.rip - 1) < 0) {
         Fail("a woken thread's signal-delivery-stop is outside its code");
         dead = true;
         return Got::kError;
       }
-      at_pc[*t] = jit_.IndexOf(r2.rip) + 1;
+      // Stopped on the way back from its blocking call: rip is the call's
+      // return address (F_{i+1}, the next block's start), so rip - 1 is in
+      // the syscall instruction, the last of the call's block.
+      at_pc[*t] = jit_.IndexOf(r2.rip - 1) + 1;
       held_signal[*t] = sig;
       asleep[*t] = false;
       woke[*t] = true;
