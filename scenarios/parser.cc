@@ -202,7 +202,8 @@ class Parser {
   Node PPrimary(int depth);
   Node Binary(const Token& op, Node a, Node b);
   void ResolveConstants(Expr& e) const;
-  int SignalOf(const Token& t);
+  // A signal name or number 1..31; `probe`: 0 too (tgkill's existence probe).
+  int SignalOf(const Token& t, bool probe = false);
 
   std::string file_;
   const std::map<std::string, int64_t>& defines_;
@@ -1140,12 +1141,15 @@ CmpKind Parser::Cmp() {
   Error(t.loc, "expected a comparison (== != < <= > >= <u <=u >u >=u), found " + Describe(t));
 }
 
-int Parser::SignalOf(const Token& t) {
+int Parser::SignalOf(const Token& t, bool probe) {
   int signo = -1;
   if (t.kind == Tok::kInt) {
     int64_t v = Literal(t, false);
-    signo = v >= 1 && v <= kMaxSignal ? static_cast<int>(v) : -1;
-    if (signo < 0) Error(t.loc, "signal " + std::string(t.text) + " out of range (1..31)");
+    signo = v >= (probe ? 0 : 1) && v <= kMaxSignal ? static_cast<int>(v) : -1;
+    if (signo < 0) {
+      Error(t.loc, "signal " + std::string(t.text) + " out of range (" + (probe ? "0" : "1") + "..31)",
+            probe ? "0 sends nothing and only probes that the thread exists (tgkill(2))" : "");
+    }
     return signo;
   }
   if (t.kind != Tok::kIdent) Error(t.loc, "expected a signal name (SIGUSR1, ...), found " + Describe(t));
@@ -1301,11 +1305,11 @@ void Parser::ParseInstrOperands(FunctionBuilder& f, const Token& op_tok, uint32_
       if (target.kind == Tok::kIdent && !syntax::LooksLikeRegister(target.text)) {
         std::string thread(Next().text);
         comma();
-        f.Tgkill(thread, SignalOf(Next()));
+        f.Tgkill(thread, SignalOf(Next(), /*probe=*/true));
       } else {
         Operand who = RegOrImm();
         comma();
-        f.Tgkill(who, SignalOf(Next()));
+        f.Tgkill(who, SignalOf(Next(), /*probe=*/true));
       }
       break;
     }

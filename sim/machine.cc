@@ -1396,6 +1396,11 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         ret = kEsrch;
         break;
       }
+      // Signal 0 probes existence: do_send_specific() (kernel/signal.c) runs
+      // the permission check and sends nothing when sig == 0; the call
+      // returns 0 for a live thread (-ESRCH above for an exited one). No
+      // event, no signal pending, nothing changes in the target.
+      if (in.aux == 0) break;
       TouchThread(static_cast<int>(target));
       if (record_) Record(TraceKind::kSignal, threads_[target].cpu, static_cast<int>(target), threads_[target].cur().pc, in.aux);
       if (in.aux == kSigKill) {

@@ -153,7 +153,7 @@ std::string InstrText(const Scenario& s, uint32_t i) {
     case Op::kSchedSetaffinity: return t + " " + (in.use_imm ? Hex(static_cast<uint64_t>(in.imm)) : Reg(in.rs));
     case Op::kTgkill:
       return t + " " + (in.use_imm ? ThreadName(s, static_cast<int>(in.imm)) : Reg(in.rs)) + ", " +
-             SignalName(in.aux);
+             (in.aux == 0 ? std::string("0") : SignalName(in.aux));  // 0: the existence probe
     case Op::kRfcRegion: return t + " " + DescriptorName(p, in.target);
     case Op::kRfcCpuPtr: return t + " " + (in.use_imm ? Hex(static_cast<uint64_t>(in.imm)) : Reg(in.rs));
     case Op::kMembarrierRseq: case Op::kSleep: case Op::kWork: return t + " " + (in.use_imm ? Dec(in.imm) : Reg(in.rs));

@@ -258,8 +258,9 @@ class Validator {
         if (in.aux > static_cast<uint8_t>(RseqField::kFlags)) Add(in.loc, "invalid struct rseq field in `rseq_load`");
         break;
       case Op::kTgkill:
-        if (in.aux < 1 || in.aux > kMaxSignal) {
-          Add(in.loc, "signal " + std::to_string(in.aux) + " out of range in `tgkill`", "signals are 1..31");
+        if (in.aux > kMaxSignal) {  // 0: the existence probe
+          Add(in.loc, "signal " + std::to_string(in.aux) + " out of range in `tgkill`",
+              "signals are 1..31, and 0 probes that the thread exists");
         }
         break;
       case Op::kSig: check_u32("signature"); break;

@@ -12,6 +12,7 @@
 #include "sim/builder.h"  // DescriptorAddress
 #include "sim/schedule.h"
 #include "sim/simulator.h"
+#include "tests/cli_runner.h"
 
 namespace rseqmc {
 namespace {
@@ -267,6 +268,29 @@ thread t entry main
   ASSERT_EQ(ra.verdict, Verdict::kPass) << ra.message;
   ASSERT_EQ(ra.threads[0].observed.size(), 1u);
   EXPECT_EQ(ra.threads[0].observed[0].second, 7);
+}
+
+// tgkill(tgid, tid, 0) is the existence probe: do_send_specific()
+// (kernel/signal.c) sends nothing for signal 0 and returns 0 for a live
+// thread, -ESRCH for an exited one. In the default schedule `early` has
+// returned when t probes it (-3) and t probes itself (0); no signal is
+// recorded. Before, the parser refused signal 0 ("out of range (1..31)").
+// Crosscheck.TgkillSignalZeroAgrees checks it on the kernel.
+TEST(SignalDeliveryTest, TgkillSignalZeroProbesExistence) {
+  const Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("tgkill_probe.rsq")), "tgkill_probe.rsq");
+  RunOptions o;
+  o.record_trace = true;
+  Simulator sim(s, o);
+  ReplayScheduler sched(Schedule{});
+  const ExecutionResult r = sim.Run(sched);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+  ASSERT_EQ(r.threads[1].observed.size(), 2u);
+  EXPECT_EQ(r.threads[1].observed[0].second, -3);  // -ESRCH: early has exited
+  EXPECT_EQ(r.threads[1].observed[1].second, 0);   // itself: alive
+  for (const TraceEntry& e : r.trace) EXPECT_NE(e.kind, TraceKind::kSignal) << "signal 0 sends nothing";
+  // 32 is still no signal.
+  EXPECT_THROW(ParseScenario("scenario bad\nfunc main\n  tgkill t, 32\n  ret\nend\nthread t entry main\n", "bad.rsq"),
+               std::exception);
 }
 
 }  // namespace

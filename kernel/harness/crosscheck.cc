@@ -248,12 +248,24 @@ bool TracerStopsRewriteIds(const Scenario& s, const KernelVersion& kernel) {
 }
 
 // Whether execution `r` ran a membarrier_rseq while its thread was the
-// process's last live one: membarrier_private_expedited() then returns at
-// once (mm_users == 1), a state the harness's process (its own main thread
-// stays) never reaches.
-bool MembarrierOfALoneThread(const Scenario& s, const ExecutionResult& r) {
+// process's last live one, at a point where the kernel run still has the
+// tracee's IPI helper thread (created when the plan injects IPIs, gone after
+// the last one: Session::StopIpiHelper(), tracer.cc), which counts in
+// mm_users: membarrier_private_expedited() takes its mm_users == 1 shortcut
+// in the simulation and not on the kernel. (Returned scenario threads exit
+// on the kernel too: Session::LetExit().) Conservatively, "before the last
+// IPI entry of the trace", injected or not.
+bool LoneMembarrierWhileTheIpiHelperLives(const Scenario& s, const ExecutionResult& r, const Plan& plan) {
+  const bool helper = std::any_of(plan.actions.begin(), plan.actions.end(),
+                                  [](const PlanAction& a) { return a.kind == PlanAction::Kind::kIpi; });
+  if (!helper) return false;
+  size_t last_ipi = 0;
+  for (size_t i = 0; i < r.trace.size(); ++i) {
+    if (r.trace[i].kind == TraceKind::kIpi) last_ipi = i;
+  }
   size_t live = s.threads.size();
-  for (const TraceEntry& e : r.trace) {
+  for (size_t i = 0; i < last_ipi; ++i) {
+    const TraceEntry& e = r.trace[i];
     if (e.kind == TraceKind::kExit) --live;
     if (e.kind == TraceKind::kStep && live == 1 && s.program.code[e.pc].op == Op::kMembarrierRseq) return true;
   }
@@ -314,7 +326,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
   auto compare_one = [&](Scheduler& sched) {
     Plan plan;
     ExecutionResult r = SimulateForPlan(sim, sched, &plan);
-    if (MembarrierOfALoneThread(s, r) || (TracerStopsRewriteIds(s, o.kernel) && StoresIntoRseqIds(s, r) >= 0)) {
+    if (LoneMembarrierWhileTheIpiHelperLives(s, r, plan) || (TracerStopsRewriteIds(s, o.kernel) && StoresIntoRseqIds(s, r) >= 0)) {
       ++rep.not_comparable;
       return;
     }
@@ -543,7 +555,14 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
       det << "\nkernel final state:\n" << FormatSymbols(s, e);
       for (size_t t = 0; t < e.threads.size(); ++t) {
         det << "  " << s.threads[t].name << ": " << (e.threads[t].exited ? "returned " + std::to_string(e.threads[t].ret) : "did not return")
-            << ", " << e.threads[t].aborts << " aborts\n";
+            << ", " << e.threads[t].aborts << " aborts";
+        // The observations are part of the outcome: show them.
+        for (size_t k = 0; k < e.threads[t].observed.size(); ++k) {
+          const auto& [id, value] = e.threads[t].observed[k];
+          det << (k == 0 ? ", observed " : " ") << (id < s.program.strings.size() ? s.program.strings[id] : "?") << "="
+              << value;
+        }
+        det << "\n";
       }
       rep.details.push_back({"", d.str(), det.str()});
     }

@@ -13,8 +13,12 @@
 //
 // so an event at any x86 boundary inside block i is equivalent to an event at
 // the IR boundary before i (loads linearise at the x86 load; an async event
-// between a load and the register write is the event after i). The injection
-// address of IR instruction i is L_i, its first x86 instruction.
+// between a load and the register write is the event after i). `observe`
+// writes the thread's record, which its signal handlers share (the slot, then
+// the count): a handler that interrupts it first moves the interrupted
+// context back to L_i (RewindUnfinishedObserve(), tracer.h), so that the
+// signal lands at the IR boundary. The injection address of IR instruction i
+// is L_i, its first x86 instruction.
 //
 // Kernel calls (all but getcpu) end their block with the `syscall`
 // instruction itself, so the address the kernel's exit-to-user work sees (the
@@ -169,7 +173,9 @@ std::string OriginalCodeUnavailableReason(const Scenario& s);
 // the tid table, each thread's IR trace buffer and observation slots.
 struct SharedArea {
   int32_t tgid = 0;
-  int32_t ipi_request = 0;     // helper thread: 1 = run membarrier(RSEQ) on ipi_cpu
+  int32_t ipi_request = 0;     // helper thread: 1 = run membarrier(RSEQ) on ipi_cpu, 2 = exit
+  int32_t ipi_helper_tid = 0;  // the helper's thread id (0: none)
+  int32_t hold_last = 0;       // tracer: 1 = the last thread to return traps again instead of exiting
   int32_t ipi_cpu = -1;
   int32_t ipi_done = 0;
   int32_t ipi_result = 0;

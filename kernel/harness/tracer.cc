@@ -208,21 +208,34 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
     }
     open = false;
   };
+  // One more step of `thread` (trace entry i): the open run grows, or a new one starts.
+  auto extend_run = [&](int thread, size_t i) {
+    if (open && run.thread == thread) {
+      ++run.steps;
+    } else {
+      flush();
+      run = PlanAction{PlanAction::Kind::kRun, thread, 1, -1, -1};
+      open = true;
+    }
+    run_last = i;
+  };
   std::vector<int> runner_at(r.trace.size(), -1);  // thread of the latest step at each entry
   for (size_t i = 0; i < r.trace.size(); ++i) {
     const TraceEntry& e = r.trace[i];
-    if (e.kind == TraceKind::kStep) runner = e.thread;
+    // A memory fault delivered to a handler (Machine::ForceSigFault(), the
+    // one signal entry with a reason): the attempt is a step of the thread
+    // that executes nothing, and on the kernel it runs its block's countdown
+    // (the tracee's UndoFaultingAttempt()): counted in the run, not in pcs.
+    const bool fault = e.kind == TraceKind::kSignal && !e.detail.empty() && e.thread >= 0 && inj.count(i) == 0;
+    if (e.kind == TraceKind::kStep || fault) runner = e.thread;
     runner_at[i] = runner;
+    if (fault) {
+      extend_run(e.thread, i);
+      continue;
+    }
     switch (e.kind) {
       case TraceKind::kStep:
-        if (open && run.thread == e.thread) {
-          ++run.steps;
-        } else {
-          flush();
-          run = PlanAction{PlanAction::Kind::kRun, e.thread, 1, -1, -1};
-          open = true;
-        }
-        run_last = i;
+        extend_run(e.thread, i);
         plan.pcs[e.thread].push_back(e.pc);
         break;
       case TraceKind::kPreempt:
@@ -334,9 +347,13 @@ Plan MakePlan(const Scenario& s, const ExecutionResult& r, const std::vector<siz
     }
     if (a.kind != PlanAction::Kind::kRun || a.next_pc == kExpectDeath || a.blocks) continue;
     a.next_pc = a.thread < static_cast<int>(r.threads.size()) && r.threads[a.thread].exited ? -1 : -2;
+    // A run that ends in a fault ends in its handler's frame; the abort its
+    // delivery made (a fault in a critical section) names the interrupted pc.
+    const bool ends_in_fault = r.trace[run_end[ai]].kind == TraceKind::kSignal;
     for (size_t i = run_end[ai] + 1; i < r.trace.size(); ++i) {
       const TraceEntry& e = r.trace[i];
       if (e.thread != a.thread) continue;
+      if (ends_in_fault && e.kind == TraceKind::kAbort) continue;
       // The thread's own syscalls (tgkill of itself, membarrier of its own
       // CPU, sched_setaffinity) take effect at their return, before it traps:
       // look further (a handler frame the return pushed, its next step). So
@@ -411,11 +428,77 @@ asm(".text\n"
     ".size rseqmc_signal_entry, .-rseqmc_signal_entry\n");
 extern "C" void rseqmc_signal_entry(int, siginfo_t*, void*);
 
-extern "C" void rseqmc_on_signal(int signo, siginfo_t*, void* uctx, int64_t live_r14) {
+namespace {
+
+// A fault (SIGSEGV, SIGBUS... raised by the kernel for the instruction at
+// the frame's IP, si_code > 0: force_sig_fault(), not a tgkill) in IR
+// instruction i. The kernel delivers it with the frame's IP at the faulting
+// x86 instruction, or at abort_ip when rseq_signal_deliver() aborted a
+// critical section first (kernel/signal.c handle_signal(), before
+// setup_rt_frame()); sigreturn restarts the faulting instruction. The
+// simulator counts each attempt as a scheduling step that executes nothing
+// (Machine::ForceSigFault(); MakePlan counts it in the run), so on the kernel
+// each attempt must run the block's countdown (one step) and leave no IR
+// trace entry: the entry is removed here, and a frame in the body is moved
+// back to the block's start (the body's loads before the fault are re-run:
+// they only read registers), where the restart runs the countdown again and
+// a stop after the handler's sigreturn is possible, as in the simulation.
+// Before, the restart ran on inside the body: the kernel counted 17
+// instructions where the simulator has 16 (fault_handler.rsq, 158 of 158
+// schedules) and its stops fell one instruction early.
+//
+// At an abort stub the faulting instruction is the last one the thread
+// started, the last entry of its IR trace (the tracer delivers no event
+// inside a block). Any other IP (the call-depth overflow's store, a SIGSEGV
+// raised on a system call's way out) is left alone.
+void UndoFaultingAttempt(const siginfo_t* info, ucontext_t* uc) {
+  const auto rip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  if (info == nullptr || info->si_code <= 0 || !g_jit->Contains(rip) || g_jit->InOriginalCode(rip)) return;
+  const int k = g_jit->IndexOf(rip);
+  if (k < 0) return;
+  const bool in_body = rip >= g_jit->BodyAddress(static_cast<uint32_t>(k));
+  const bool at_abort_stub = rip < g_jit->InstrAddress(static_cast<uint32_t>(k));
+  if (!in_body && !at_abort_stub) return;
+  const auto* code = reinterpret_cast<const uint8_t*>(rip);
+  if (in_body && code[-2] == 0x0f && code[-1] == 0x05) return;  // right after `syscall`: no fault of its own
+  if (!g_jit->options().ir_trace || tl_rec->trace_pos <= tl_rec->trace_begin) return;
+  const auto* last = reinterpret_cast<const uint32_t*>(tl_rec->trace_pos) - 1;
+  const uint32_t i = at_abort_stub ? *last : static_cast<uint32_t>(k);
+  const std::vector<Instr>& prog = g_jit->scenario().program.code;
+  if (*last != i || i >= prog.size()) return;
+  switch (prog[i].op) {
+    case Op::kLd: case Op::kLd32: case Op::kSt: case Op::kSt32: case Op::kCas: case Op::kXadd: case Op::kXchg:
+      break;
+    default:
+      return;  // no memory access of the program's own: not its fault
+  }
+  tl_rec->trace_pos -= sizeof(uint32_t);
+  if (in_body) uc->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(g_jit->InstrAddress(i));
+}
+
+}  // namespace
+
+bool RewindUnfinishedObserve(const JitProgram& jit, ucontext_t* uc, ThreadRecord* rec) {
+  const auto rip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  if (!jit.Contains(rip) || jit.InOriginalCode(rip)) return false;
+  const int i = jit.IndexOf(rip);
+  if (i < 0 || jit.scenario().program.code[static_cast<uint32_t>(i)].op != Op::kObserve) return false;
+  if (rip < jit.BodyAddress(static_cast<uint32_t>(i))) return false;  // before the body: at the boundary already
+  if (jit.options().ir_trace && rec != nullptr && rec->trace_pos > rec->trace_begin &&
+      *(reinterpret_cast<const uint32_t*>(rec->trace_pos) - 1) == static_cast<uint32_t>(i)) {
+    rec->trace_pos -= sizeof(uint32_t);
+  }
+  uc->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(jit.InstrAddress(static_cast<uint32_t>(i)));
+  return true;
+}
+
+extern "C" void rseqmc_on_signal(int signo, siginfo_t* info, void* uctx, int64_t live_r14) {
   auto* uc = static_cast<ucontext_t*>(uctx);
   const Scenario& s = g_jit->scenario();
   const SignalSpec* spec = s.FindSignal(signo);
   if (!spec || spec->handler < 0 || !tl_rec) return;
+  UndoFaultingAttempt(info, uc);
+  if (RewindUnfinishedObserve(*g_jit, uc, tl_rec) && g_jit->options().traps) ++live_r14;
   if (g_jit->options().original_code) {
     // An abort the kernel applied while delivering this signal: the frame
     // returns to abort_ip with rseq_cs cleared by the fix-up; count it here,
@@ -440,8 +523,12 @@ namespace {
 
 void* IpiHelper(void*) {
   SharedArea* sh = g_jit->shared();
+  __atomic_store_n(&sh->ipi_helper_tid, static_cast<int32_t>(syscall(SYS_gettid)), __ATOMIC_RELEASE);
   for (;;) {
     while (__atomic_load_n(&sh->ipi_request, __ATOMIC_ACQUIRE) == 0) Futex(&sh->ipi_request, FUTEX_WAIT, 0);
+    // After the plan's last IPI: exit, so that it no longer counts in
+    // mm_users (Session::StopIpiHelper()).
+    if (__atomic_load_n(&sh->ipi_request, __ATOMIC_ACQUIRE) == 2) syscall(SYS_exit, 0);
     const int cpu = sh->ipi_cpu;
     sh->ipi_result = static_cast<int>(
         syscall(SYS_membarrier, kMembarrierCmdPrivateExpeditedRseq, kMembarrierCmdFlagCpu, cpu));
@@ -482,6 +569,19 @@ void* Worker(void* arg) {
   rec->final_cpu = internal::ThisThreadCpu();
   __atomic_store_n(&rec->exited, 1, __ATOMIC_RELEASE);
   g_jit->DoneTrap();
+  // The last thread to return is resumed only to take a signal still pending
+  // for it (Session::DeliverPendingToLast()): it traps again and stays.
+  if (__atomic_load_n(&g_jit->shared()->hold_last, __ATOMIC_ACQUIRE) != 0) {
+    g_jit->DoneTrap();
+    for (;;) pause();
+  }
+  // The tracer resumes a returned thread only when others are still to run
+  // (Session::LetExit()): it exits, as the simulator's thread does, and
+  // stops counting in mm_users (membarrier's single-thread shortcut) and
+  // holding an mm_cid. The thread exits alone (SYS_exit, not exit_group);
+  // the main thread (scenario thread 0) stays a zombie leader until the
+  // process ends. The last thread to return is never resumed.
+  syscall(SYS_exit, 0);
   for (;;) pause();
   return nullptr;
 }
@@ -1191,6 +1291,136 @@ class Session {
     return Got::kOther;
   }
 
+  // Thread t returned (its done trap) while others are still to run: it is
+  // resumed and exits (Worker()), as the simulator's thread does, and this
+  // waits until it is gone, so that the thread that runs next sees the
+  // process without it (membarrier_private_expedited()'s mm_users == 1
+  // shortcut, kernel/sched/membarrier.c; exit_mm() runs before the exit is
+  // reported). A thread other than the leader is
+  // reported to waitpid(); the leader (scenario thread 0, tid = pid) is not
+  // while other threads live (delay_group_leader()), so /proc is watched
+  // until it is a zombie. False (with the reason) if it did not exit.
+  bool LetExit(int t) {
+    const pid_t tid = tids[t];
+    if (ptrace(PTRACE_CONT, tid, nullptr, nullptr) != 0) {
+      Fail("resuming returned thread " + s_.threads[t].name + " to exit failed: " + std::strerror(errno));
+      dead = true;
+      return false;
+    }
+    const bool leader = tid == pid_;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (;;) {
+      int st = 0;
+      const pid_t w = waitpid(tid, &st, __WALL | (leader ? WNOHANG : 0));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        Fail("waiting for returned thread " + s_.threads[t].name + " to exit failed: " + std::strerror(errno));
+        dead = true;
+        return false;
+      }
+      if (w == tid && (WIFEXITED(st) || WIFSIGNALED(st))) {
+        if (WIFSIGNALED(st) || leader) {
+          NoteDeath(st);  // the whole process ended (a kill, or the leader was the last)
+          return false;
+        }
+        break;
+      }
+      if (w == tid && WIFSTOPPED(st)) {
+        // On its way out. A signal (outcome mode: another thread's tgkill
+        // checked `exited` just before this thread set it) is delivered: its
+        // handler runs as if before the return, an outcome the simulator has
+        // too (the handler's observations last, the sender's tgkill 0). A
+        // trap (the handler's countdown) or an event stop just goes on.
+        const int sig = WSTOPSIG(st);
+        const bool deliver = (st >> 16) == 0 && sig != SIGTRAP && sig != SIGSTOP;
+        ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(deliver ? sig : 0)));
+        continue;
+      }
+      long in = -1;
+      const char state = ProcState(t, &in);
+      if (leader && (state == 'Z' || state == 'X' || state == 0)) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        Fail("returned thread " + s_.threads[t].name + " did not exit within 2 s");
+        dead = true;
+        return false;
+      }
+      timespec ts{0, 20 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+    Log(s_.threads[t].name + " returned and exited");
+    return true;
+  }
+
+  // Whether a signal is pending for thread t (/proc: SigPnd, its own, or
+  // ShdPnd, the process's).
+  bool HasPendingSignal(int t) const {
+    std::ifstream st("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tids[t]) + "/status");
+    std::string line;
+    while (std::getline(st, line)) {
+      if ((line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0) &&
+          line.find_first_not_of("0", line.find_first_not_of(" \t", 7)) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+  // Thread t returned last (every other one has). A signal sent to it just
+  // before its return (outcome mode: the sender's tgkill checked `exited`
+  // just before t set it) is still pending: it is delivered, its handler
+  // running as if before the return (the simulator's outcome: the sender's
+  // tgkill returned 0, so the handler ran), and t traps again and stays
+  // (SharedArea::hold_last). Without a pending signal t stays where it is.
+  bool DeliverPendingToLast(int t) {
+    if (!HasPendingSignal(t)) return true;
+    __atomic_store_n(&jit_.shared()->hold_last, 1, __ATOMIC_RELEASE);
+    if (ptrace(PTRACE_CONT, tids[t], nullptr, nullptr) != 0) {
+      Fail("resuming returned thread " + s_.threads[t].name + " for its pending signal failed");
+      dead = true;
+      return false;
+    }
+    for (;;) {
+      int st = 0;
+      const pid_t w = waitpid(tids[t], &st, __WALL);
+      if (w < 0 && errno == EINTR) continue;
+      if (w != tids[t] || !WIFSTOPPED(st)) {
+        if (w == tids[t]) NoteDeath(st);
+        dead = true;
+        return false;
+      }
+      const int sig = WSTOPSIG(st);
+      user_regs_struct regs;
+      if (sig == SIGTRAP && Regs(tids[t], &regs) && regs.rip - 1 == jit_.done_trap()) break;
+      const bool deliver = (st >> 16) == 0 && sig != SIGTRAP && sig != SIGSTOP;
+      ptrace(PTRACE_CONT, tids[t], nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(deliver ? sig : 0)));
+    }
+    Log(s_.threads[t].name + " returned last and took the signal pending for it");
+    return true;
+  }
+
+  // After the plan's last injected IPI: the IPI helper thread exits, and
+  // this waits until it is gone (an untraced thread leaves /proc once
+  // released, after exit_mm()), so that a later membarrier of the process's
+  // last scenario thread takes the mm_users == 1 shortcut as in the
+  // simulator. False (with the reason) if it did not go within 2 s.
+  bool StopIpiHelper() {
+    SharedArea* sh = jit_.shared();
+    const pid_t tid = __atomic_load_n(&sh->ipi_helper_tid, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&sh->ipi_request, 2, __ATOMIC_RELEASE);
+    Futex(&sh->ipi_request, FUTEX_WAKE, 1);
+    const std::string dir = "/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tid);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (tid > 0 && access(dir.c_str(), F_OK) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        Fail("the IPI helper did not exit within 2 s");
+        return false;
+      }
+      timespec ts{0, 20 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+    Log("the IPI helper exited after the plan's last IPI");
+    return true;
+  }
+
   // Waits for the next stop that needs a decision. `*t` = the thread.
   Got Next(int* t) {
     for (;;) {
@@ -1240,6 +1470,8 @@ class Session {
       const uint64_t trap = r2.rip - 1;
       if (trap == jit_.done_trap()) {
         done[*t] = true;
+        const bool last = std::count(done.begin(), done.end(), false) == 0;
+        if (!(last ? DeliverPendingToLast(*t) : LetExit(*t))) return Got::kError;
         return Got::kDone;
       }
       if (trap == jit_.assert_trap()) {
@@ -1577,9 +1809,11 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
       return res;
     }
   }
-  const bool ipis = std::any_of(plan.actions.begin(), plan.actions.end(),
-                                [](const PlanAction& a) { return a.kind == PlanAction::Kind::kIpi; });
-  Session ss(jit, opt, res, ipis);
+  size_t last_ipi = plan.actions.size();  // the plan's last injected IPI (none: size)
+  for (size_t ai = 0; ai < plan.actions.size(); ++ai) {
+    if (plan.actions[ai].kind == PlanAction::Kind::kIpi) last_ipi = ai;
+  }
+  Session ss(jit, opt, res, last_ipi < plan.actions.size());
   const Scenario& s = jit.scenario();
   ss.open_end = plan.open_end;
   ss.Setup();
@@ -1593,6 +1827,7 @@ RealResult RunPlan(JitProgram& jit, const Plan& plan, const TracerOptions& opt) 
     }
     if (a.kind != PlanAction::Kind::kRun) {
       ss.ApplyEvent(t, a.kind, a.arg, a.blocked);
+      if (ai == last_ipi && !ss.StopIpiHelper()) break;
       continue;
     }
     if (ss.done[t]) {

@@ -52,6 +52,8 @@
 #ifndef RSEQMC_KERNEL_HARNESS_TRACER_H_
 #define RSEQMC_KERNEL_HARNESS_TRACER_H_
 
+#include <ucontext.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -234,6 +236,20 @@ struct ThreadEvent {
   int arg = -1;             // CPU (migrate), signal number (signal)
 };
 RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events, const TracerOptions& opt = {});
+
+// For the tracee's signal wrapper (and tests): `uc` was interrupted by a
+// signal inside the block of an `observe` (IR instruction i) before its last
+// x86 instruction, the count's increment, ran. observe writes the thread's
+// record (slot, then count), and a handler that observes too would take the
+// same slot and leave one empty (issue 10 section 3: 44 of 300 outcome-mode
+// runs of tests/data/observe_tgkill_race.rsq outside the reachable set). The
+// context is moved back to the block's first instruction L_i and the IR
+// trace entry its prologue appended is removed (from `rec`), so the signal
+// lands at the IR boundary before i, where the simulator can put it; the
+// caller gives back the countdown step the prologue took (returns true).
+// Anything else (another block, after the increment, at an abort stub where
+// rseq_signal_deliver() moved an aborted section) is left: false.
+bool RewindUnfinishedObserve(const JitProgram& jit, ucontext_t* uc, ThreadRecord* rec);
 
 // Builds the simulator-shaped result of a real run (for property evaluation
 // and outcome comparison).
