@@ -189,12 +189,7 @@ TEST(Explore, GoldenExecutionCountsAndOutcomeSets) {
     const ExploreResult r = ExploreWith(s, c.strategy, c.events, c.max_exec);
     lines.push_back(GoldenLine(c, r));
     // Exhaustive strategies that completed agree on the outcome set.
-    // KNOWN DISAGREEMENT, like buggy/alloc_commit_before_copy's above (left for
-    // the DPOR owners): with one event DPOR completes this planted bug with 15
-    // distinct outcomes and stateful search with 26 (both find the bug; its
-    // correct twin alloc_percpu_preempt_lock agrees, 7 and 7). Its golden
-    // lines are kept so that the counts still cannot drift.
-    if (r.complete && c.scenario != "buggy/alloc_preempt_lock_flag_cleared_early") {
+    if (r.complete) {
       const std::string key = c.scenario + "/" + std::to_string(c.events);
       auto [it, inserted] = complete_digest.emplace(key, Digest(r.outcomes));
       EXPECT_EQ(it->second, Digest(r.outcomes)) << "outcome sets differ for " << key << " ("
