@@ -35,6 +35,7 @@
 #include "model/thread_set.h"
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
+#include "sim/kernel/preempt_lock.h"
 #include "sim/machine.h"
 
 namespace rseqmc {
@@ -159,7 +160,7 @@ void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool events, s
 // process died).
 bool StepIsLocal(const Machine& m, int t) {
   const SimThread& th = m.thread(t);
-  if (th.notify_resume || (th.pending & ~th.blocked) != 0) return false;
+  if (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked) != 0) return false;
   const Context& c = th.cur();
   if (c.pc == kNativePc || c.pc >= m.scenario().program.code.size()) return false;
   if (m.NextStepEndsProcess(t)) return false;
@@ -195,7 +196,10 @@ bool StepIsLocal(const Machine& m, int t) {
 // event here has the same final state as the one with the event after t's
 // step; by induction the event is explored at the first boundary of t where
 // this does not hold. Not for the 2015 RFC ABI (regions, not rseq_cs, decide
-// a restart there): the caller leaves events everywhere for it.
+// a restart there) nor for a program of the preempt-lock scheme (a handler's
+// sigctx_restart tests the IP against a region, and the kernel's answer
+// depends on a flag word, sim/kernel/preempt_lock.h): the caller leaves
+// events everywhere for them.
 // Machine::InCriticalSection's test for instruction `pc` of thread t instead
 // of its current one.
 bool InSectionAt(const Machine& m, int t, uint32_t pc) {
@@ -334,7 +338,7 @@ class DfsEngine : public Scheduler {
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
         stateful_(o.strategy == StrategyKind::kStateful),
         mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
-        defer_events_(o.defer_events && FindRfc2015Use(s.program) == nullptr),
+        defer_events_(o.defer_events && FindRfc2015Use(s.program) == nullptr && FindPreemptLockUse(s.program) == nullptr),
         visited_(o.state_storage, o.bitstate_log2) {
     // The per-kind event counts matter to the future only for kinds with a
     // bound of their own (the total is always hashed).

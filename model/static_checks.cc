@@ -27,6 +27,7 @@ bool IsKernelCall(Op op) {
     case Op::kSleep:
     case Op::kRfcRegion:
     case Op::kRfcCpuPtr:
+    case Op::kPreemptLock:
       return true;
     default:
       return false;

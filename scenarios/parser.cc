@@ -1175,6 +1175,8 @@ std::string OperandForm(Op op) {
     case Op::kRfcRegion: return "rfc_region REGION (a `region NAME start= end= restart=` of the scenario)";
     case Op::kRfcCpuPtr: return "rfc_cpu_ptr rADDR|INT (the u32 the kernel writes the CPU number to; 0 unregisters)";
     case Op::kTgkill: return "tgkill THREAD|rINDEX|INT, SIGNAL|INT";
+    case Op::kPreemptLock: return "preempt_lock rADDR|INT, SIGNAL (the u32 flag word; 0 unregisters)";
+    case Op::kSigctxRestart: return "sigctx_restart REGION (a `region NAME start= end= restart=` of the scenario)";
     default: return "";
   }
 }
@@ -1270,6 +1272,13 @@ void Parser::ParseInstrOperands(FunctionBuilder& f, const Token& op_tok, uint32_
     case Op::kRseqArm: f.RseqArm(std::string(ExpectIdent("a descriptor name").text)); break;
     case Op::kRfcRegion: f.RfcRegion(std::string(ExpectIdent("a region name").text)); break;
     case Op::kRfcCpuPtr: f.RfcCpuPtr(RegOrImm()); break;
+    case Op::kPreemptLock: {
+      const Operand flag = RegOrImm();
+      comma();
+      f.PreemptLock(flag, SignalOf(Next()));
+      break;
+    }
+    case Op::kSigctxRestart: f.SigctxRestart(std::string(ExpectIdent("a region name").text)); break;
     case Op::kSig: f.Sig(ImmU32("signature")); break;
     case Op::kCas: {
       int rd = Reg();

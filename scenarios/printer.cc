@@ -114,6 +114,9 @@ class InstrPrinter {
       case Op::kRseqArm: return m + " " + NameOf(p_.descriptors, in.target, "descriptor");
       case Op::kRfcRegion: return m + " " + NameOf(p_.descriptors, in.target, "region");
       case Op::kRfcCpuPtr: return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs));
+      case Op::kPreemptLock:
+        return m + " " + (in.use_imm ? std::to_string(in.imm) : RegName(in.rs)) + ", " + SignalText(in.aux);
+      case Op::kSigctxRestart: return m + " " + NameOf(p_.descriptors, in.target, "region");
       case Op::kSig: return m + " " + Hex(static_cast<uint64_t>(in.imm));
       case Op::kCas:
         return m + " " + RegName(in.rd) + ", " + MemText(in, /*index_allowed=*/false) + ", " + RegName(in.rt) + ", " +

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "sim/kernel/abi.h"
+#include "sim/kernel/preempt_lock.h"
 #include "sim/machine.h"
 #include "sim/trace.h"
 
@@ -119,6 +120,7 @@ void Machine::BlockRunning(int t, ThreadState why) {
   th.state = why;
   th.event_mask |= kEventPreempt;
   th.notify_resume = true;
+  PreemptLockSchedOut(*this, t);
   abi_->MmCidSwitchOut(*this, t, cpu);
   TouchThread(t);
   if (record_) {

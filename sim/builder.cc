@@ -74,7 +74,8 @@ bool IsLabelRef(Op op) { return (op >= Op::kBeq && op <= Op::kBgeu) || op == Op:
 
 // Ops whose reference is a name recorded through Push().
 bool TakesNameRef(Op op) {
-  return IsLabelRef(op) || op == Op::kCall || op == Op::kLa || op == Op::kRseqArm || op == Op::kRfcRegion;
+  return IsLabelRef(op) || op == Op::kCall || op == Op::kLa || op == Op::kRseqArm || op == Op::kRfcRegion ||
+         op == Op::kSigctxRestart;
 }
 
 void SetOperand(Instr& in, Operand b) {
@@ -304,6 +305,22 @@ FunctionBuilder& FunctionBuilder::RseqUnregister(uint32_t sig) {
 
 FunctionBuilder& FunctionBuilder::RfcRegion(const std::string& region) {
   return Push(Make(Op::kRfcRegion), region);
+}
+
+FunctionBuilder& FunctionBuilder::PreemptLock(Operand flag, int signo) {
+  Instr in = Make(Op::kPreemptLock);
+  if (flag.is_imm) {
+    in.use_imm = true;
+    in.imm = flag.imm;
+  } else {
+    in.rs = flag.reg;
+  }
+  in.aux = static_cast<uint8_t>(signo);
+  return Push(in);
+}
+
+FunctionBuilder& FunctionBuilder::SigctxRestart(const std::string& region) {
+  return Push(Make(Op::kSigctxRestart), region);
 }
 
 FunctionBuilder& FunctionBuilder::RfcCpuPtr(Operand ptr) {
@@ -603,7 +620,7 @@ Scenario ScenarioBuilder::Build() {
       } else if (in.op == Op::kRseqArm) {
         r = Resolve(cs_index, ref.name, "descriptor", ref.loc, problems,
                     "declare it with `cs NAME start=... post_commit=... abort=...`");
-      } else if (in.op == Op::kRfcRegion) {
+      } else if (in.op == Op::kRfcRegion || in.op == Op::kSigctxRestart) {
         r = Resolve(cs_index, ref.name, "region", ref.loc, problems,
                     "declare it with `region NAME start=... end=... restart=...`");
       } else if (in.op == Op::kTgkill) {

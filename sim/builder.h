@@ -132,6 +132,13 @@ class FunctionBuilder {
   FunctionBuilder& RfcRegion(const std::string& region);
   // restartable_sequences(1, 0, ptr): the caller's CPU pointer (Imm(0) = NULL).
   FunctionBuilder& RfcCpuPtr(Operand ptr);
+  // The preempt-lock scheme (sim/kernel/preempt_lock.h): register the
+  // caller's flag word `flag` (a u32 address; Imm(0) unregisters) and the
+  // signal `signo` the kernel answers a flagged switch-out with.
+  FunctionBuilder& PreemptLock(Operand flag, int signo);
+  // In a handler: restart the interrupted context at region `region`'s
+  // restart address if its IP lies in the region (declared with Region()).
+  FunctionBuilder& SigctxRestart(const std::string& region);
   FunctionBuilder& Assert(int rs, CmpKind cmp, Operand b, const std::string& message = "");
   FunctionBuilder& Observe(const std::string& name, int rs);
   FunctionBuilder& Nop();

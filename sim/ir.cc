@@ -122,6 +122,8 @@ const char* OpName(Op op) {
     case Op::kRfcCpuPtr: return "rfc_cpu_ptr";
     case Op::kClock: return "clock";
     case Op::kWork: return "work";
+    case Op::kPreemptLock: return "preempt_lock";
+    case Op::kSigctxRestart: return "sigctx_restart";
     case Op::kRseqRegister: return "rseq_register";
     case Op::kRseqUnregister: return "rseq_unregister";
     case Op::kAssert: return "assert";

@@ -166,8 +166,19 @@ enum class Op : uint8_t {
   // time-driven scheduler its CPU's clock moves by that much; otherwise it is a
   // no-op step. Negative values count as 0.
   kWork,
+  // The preempt-lock + signal scheme (sim/kernel/preempt_lock.h; the 2015
+  // RFC thread's third per-CPU arm). Registration, a system call: the
+  // caller's flag word is the u32 at rs (use_imm: imm; 0 unregisters) and
+  // the kernel answers a switch-out with the word non-zero by sending the
+  // signal in aux. r0 := 0 or -EINVAL.
+  kPreemptLock,
+  // In a signal handler: if the interrupted context's IP (the frame's saved
+  // uc_mcontext RIP) lies in region `target` [start, end), set it to the
+  // region's restart address; r0 := 1 if it moved, else 0 (also outside a
+  // handler). Touches only the caller's own signal frame.
+  kSigctxRestart,
 };
-inline constexpr Op kLastOp = Op::kWork;
+inline constexpr Op kLastOp = Op::kSigctxRestart;
 
 // Comparison used by kAssert (branches encode theirs in the opcode).
 enum class CmpKind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLtu, kLeu, kGtu, kGeu };

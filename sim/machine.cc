@@ -17,6 +17,7 @@
 #include "sim/builder.h"
 #include "sim/diag.h"
 #include "sim/fiber_pool.h"
+#include "sim/kernel/preempt_lock.h"
 #include "sim/thread_api.h"
 
 namespace rseqmc {
@@ -290,6 +291,10 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.mm_cid = -1;
     th.last_mm_cid = -1;
     th.rfc_cpu_ptr = 0;
+    th.preempt_lock_flag = 0;
+    th.preempt_lock_signo = 0;
+    th.preempt_lock_notify = false;
+    th.preempt_lock_siginfo = false;
     th.futex_addr = 0;
     th.wait_seq = 0;
     th.wake_at_ns = 0;
@@ -497,7 +502,7 @@ int Machine::Decide() {
   const int t = cpus_[cpu].running;
   SimThread& th = threads_[t];
   TouchThread(t);
-  if (th.notify_resume || (th.pending & ~th.blocked)) {
+  if (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked)) {
     ReturnToUser(t);
     if (finished_) {
       EndExecution();
@@ -545,7 +550,9 @@ void Machine::RunDirect() {
       // does there, without the call. Anything else goes through Decide.
       if (sched_->defaults_ahead == 0 || finished_ || steps_ >= step_check_) break;
       const SimThread& th = threads_[t];
-      if (cpus_[last_cpu_].running != t || th.notify_resume || (th.pending & ~th.blocked)) break;
+      if (cpus_[last_cpu_].running != t || th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked)) {
+        break;
+      }
       --sched_->defaults_ahead;
       ++boundary_;
       if (fp_on_) fp_.Clear();
@@ -634,6 +641,7 @@ void Machine::SwitchOut(int cpu, int next, TraceKind why) {
   const int t = c.running;
   SimThread& th = threads_[t];
   abi_->RseqPreempt(*this, t);
+  PreemptLockSchedOut(*this, t);
   abi_->MmCidSwitchOut(*this, t, cpu);
   if (record_) Record(why, cpu, t, th.cur().pc, next);
   c.queue.push_back(t);
@@ -663,6 +671,7 @@ void Machine::ApplyEvent(const Decision& d) {
       } else {
         th.notify_resume = true;  // the IDs are still updated (only the abort is lost)
       }
+      PreemptLockSchedOut(*this, t);
       abi_->MmCidSwitchOut(*this, t, cpu);
       if (record_) Record(TraceKind::kMigrate, cpu, t, th.cur().pc, d.arg);
       PickNext(cpu, -1);
@@ -718,24 +727,39 @@ void Machine::RaiseSignal(int t, int signo) {
   }
 }
 
-// Exit-to-user work (rule 12): signal delivery first (each frame set-up runs
-// the rseq fixup before the frame is written), then the notify-resume rseq step.
+// Exit-to-user work (rule 12), as exit_to_user_mode_loop(): signal delivery
+// first (each frame set-up runs the rseq fixup before the frame is written),
+// then the notify-resume work (the rseq step, then the preempt-lock check,
+// sim/kernel/preempt_lock.h PL2), again while that made a signal pending.
 void Machine::ReturnToUser(int t) {
   SimThread& th = threads_[t];
-  while (uint32_t deliverable = th.pending & ~th.blocked) {
-    if (th.depth >= kMaxSignalDepth) break;  // stays pending until a handler returns
-    // next_signal() (kernel/signal.c): the synchronous signals of
-    // SYNCHRONOUS_MASK first, then the lowest number.
-    constexpr uint32_t kSynchronous = 1u << 11 | 1u << 7 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 31;
-    const uint32_t sync = deliverable & kSynchronous;
-    const int signo = std::countr_zero(sync != 0 ? sync : deliverable);
-    th.pending &= ~(1u << signo);
-    if (!DeliverSignal(t, signo)) return;
+  for (;;) {
+    while (uint32_t deliverable = th.pending & ~th.blocked) {
+      if (th.depth >= kMaxSignalDepth) break;  // stays pending until a handler returns
+      // next_signal() (kernel/signal.c): the synchronous signals of
+      // SYNCHRONOUS_MASK first, then the lowest number.
+      constexpr uint32_t kSynchronous = 1u << 11 | 1u << 7 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 31;
+      const uint32_t sync = deliverable & kSynchronous;
+      const int signo = PreemptLockSignalDeliver(*this, t, std::countr_zero(sync != 0 ? sync : deliverable));
+      th.pending &= ~(1u << signo);
+      if (!DeliverSignal(t, signo)) return;
+    }
+    if (th.notify_resume) {
+      th.notify_resume = false;
+      abi_->RseqHandleNotifyResume(*this, t);
+      if (finished_) return;
+    }
+    if (!th.preempt_lock_notify) return;
+    th.preempt_lock_notify = false;
+    if (!PreemptLockHandleNotifyResume(*this, t)) return;
   }
-  if (th.notify_resume) {
-    th.notify_resume = false;
-    abi_->RseqHandleNotifyResume(*this, t);
-  }
+}
+
+void Machine::SendSignal(int t, int signo, const std::string& why) {
+  SimThread& th = threads_[t];
+  TouchThread(t);
+  if (record_) Record(TraceKind::kSignal, th.cpu, t, th.cur().pc, signo, 0, why);
+  RaiseSignal(t, signo);
 }
 
 bool Machine::DeliverSignal(int t, int signo) {
@@ -759,6 +783,7 @@ bool Machine::DeliverSignal(int t, int signo) {
   Context& hc = th.ctx[th.depth + 1];
   hc.r.fill(0);
   hc.r[1] = signo;
+  hc.r[2] = static_cast<int64_t>(PreemptLockSigAddr(*this, t, signo));  // siginfo's si_addr
   hc.pc = s_.program.functions[h - 1].first;
   hc.call_depth = 0;
   hc.signo = signo;
@@ -1240,6 +1265,21 @@ inline Machine::Stop Machine::Step(int t) {
         out_->threads[t].observed.emplace_back(in.target, r[in.rs]);
         if (record_) Record(TraceKind::kObserve, th.cpu, t, pc, in.target, r[in.rs]);
         break;
+      case Op::kSigctxRestart: {
+        // A handler's write of its own frame's saved RIP (sim/kernel/preempt_lock.h
+        // PL3): no memory another thread can see.
+        r[0] = 0;
+        if (th.depth == 0) break;
+        const CsDescriptor& d = s_.program.descriptors[in.target];
+        Context& interrupted = th.ctx[th.depth - 1];
+        if (interrupted.pc < d.start || interrupted.pc >= d.post_commit) break;
+        r[0] = 1;
+        ++out_->threads[t].aborts;
+        if (record_) Record(TraceKind::kAbort, th.cpu, t, interrupted.pc, d.abort, in.target);
+        if (acc_) LogAccess(AccessKind::kAbort, t, interrupted.pc, d.abort, in.target);
+        interrupted.pc = d.abort;
+        break;
+      }
       default:  // kernel calls
         c.pc = next;
         if (record_) Record(TraceKind::kStep, th.cpu, t, pc);
@@ -1363,6 +1403,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         const int to = std::countr_zero(mask);
         abi_->RseqPreempt(*this, t);
         abi_->RseqMigrate(*this, t);
+        PreemptLockSchedOut(*this, t);
         abi_->MmCidSwitchOut(*this, t, from);
         if (record_) Record(TraceKind::kMigrate, from, t, c.pc, to);
         PickNext(from, -1);
@@ -1463,6 +1504,9 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
     case Op::kRfcCpuPtr:
       ret = abi_->SysRestartableSequences(*this, t, 1, static_cast<uint64_t>(arg), 0, 0);
       break;
+    case Op::kPreemptLock:
+      ret = SysPreemptLock(*this, t, static_cast<uint64_t>(arg), in.aux);
+      break;
     default:
       break;
   }
@@ -1471,7 +1515,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
   // Syscall exit: exit-to-user work of the caller (signals sent to itself,
   // the evaluation after a yield/migration/IPI of its own CPU).
   const bool on_cpu = cpus_[th.cpu].running == t;
-  if (!finished_ && on_cpu && (th.notify_resume || (th.pending & ~th.blocked))) {
+  if (!finished_ && on_cpu && (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked))) {
     ReturnToUser(t);
   }
   return !finished_;
@@ -1518,6 +1562,11 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
     w.push_back(th.rseq_area ^ (static_cast<uint64_t>(th.rseq_sig) << 32));
     w.push_back(static_cast<uint64_t>(th.pending) | static_cast<uint64_t>(th.blocked) << 32);
     if (th.rfc_cpu_ptr != 0) w.push_back(th.rfc_cpu_ptr ^ 0x2015);
+    if (th.preempt_lock_flag != 0) {
+      w.push_back(th.preempt_lock_flag ^ (static_cast<uint64_t>(th.preempt_lock_signo) << 56 |
+                                          static_cast<uint64_t>(th.preempt_lock_notify) << 54 |
+                                          static_cast<uint64_t>(th.preempt_lock_siginfo) << 53));
+    }
     if (th.state == ThreadState::kBlocked) {
       w.push_back(th.futex_addr);
       w.push_back(th.wait_seq);

@@ -90,6 +90,14 @@ struct SimThread {
   // 2015 RFC (sim/kernel/rfc2015.cc): the thread's CPU pointer, the user
   // address of a u32 the kernel writes the CPU number to (0 = none).
   uint64_t rfc_cpu_ptr = 0;
+  // The preempt-lock scheme (sim/kernel/preempt_lock.h): the registered flag
+  // word's address (0 = none) and signal; the check requested by a
+  // switch-out (PL1); the pending signal was sent by PL2/PL4 (its siginfo
+  // carries the flag's address).
+  uint64_t preempt_lock_flag = 0;
+  uint8_t preempt_lock_signo = 0;
+  bool preempt_lock_notify = false;
+  bool preempt_lock_siginfo = false;
   uint64_t futex_addr = 0;      // kBlocked: the futex word waited on
   uint64_t wait_seq = 0;        // kBlocked: FIFO position among the futex's waiters (smaller = earlier)
   uint64_t wake_at_ns = 0;      // kSleeping: simulated time (ns) at which the sleep ends
@@ -271,6 +279,9 @@ class Machine {
   RfcProcess& rfc_process() { return rfc_; }
   void TouchRfcProcess(bool write) { TouchMem(kRfcProcessObject, 8, write); }
   static constexpr uint64_t kRfcProcessObject = 0xffffffffff600000ull;
+  // send_sig() from the kernel to thread t (traced with `why`): pending
+  // until its next return to user space, discarded if ignored.
+  void SendSignal(int t, int signo, const std::string& why);
   // clear_rseq_cs() outside the section (recorded).
   void RecordLazyClear(int t);
   // force_sig(SIGSEGV) / force_sigsegv() for thread t with `reason`: the one

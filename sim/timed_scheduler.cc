@@ -135,7 +135,7 @@ void TimedScheduler::ChargePending(const Machine& m) {
     }
     case Op::kSchedYield: case Op::kSchedSetaffinity: case Op::kGetcpu: case Op::kTgkill:
     case Op::kMembarrierRseq: case Op::kRseqRegister: case Op::kRseqUnregister: case Op::kSleep:
-    case Op::kRfcRegion: case Op::kRfcCpuPtr:
+    case Op::kRfcRegion: case Op::kRfcCpuPtr: case Op::kPreemptLock:
       ns = cost_.syscall_ns;
       break;
     default: ns = cost_.alu_ns; break;

@@ -154,7 +154,9 @@ std::string InstrText(const Scenario& s, uint32_t i) {
     case Op::kTgkill:
       return t + " " + (in.use_imm ? ThreadName(s, static_cast<int>(in.imm)) : Reg(in.rs)) + ", " +
              (in.aux == 0 ? std::string("0") : SignalName(in.aux));  // 0: the existence probe
-    case Op::kRfcRegion: return t + " " + DescriptorName(p, in.target);
+    case Op::kRfcRegion: case Op::kSigctxRestart: return t + " " + DescriptorName(p, in.target);
+    case Op::kPreemptLock:
+      return t + " " + (in.use_imm ? Hex(static_cast<uint64_t>(in.imm)) : Reg(in.rs)) + ", " + SignalName(in.aux);
     case Op::kRfcCpuPtr: return t + " " + (in.use_imm ? Hex(static_cast<uint64_t>(in.imm)) : Reg(in.rs));
     case Op::kMembarrierRseq: case Op::kSleep: case Op::kWork: return t + " " + (in.use_imm ? Dec(in.imm) : Reg(in.rs));
     case Op::kFutexWait: case Op::kFutexWake: return t + " " + Reg(in.rs) + ", " + SecondOperand(in);

@@ -237,12 +237,14 @@ class Validator {
       case Op::kLa: check_range(p_.symbols.size(), "symbol"); break;
       case Op::kRseqArm:
       case Op::kRfcRegion:
+      case Op::kSigctxRestart:
         check_range(p_.descriptors.size(), in.op == Op::kRseqArm ? "descriptor" : "region");
-        if (in.target < p_.descriptors.size() && p_.descriptors[in.target].region != (in.op == Op::kRfcRegion)) {
+        if (in.target < p_.descriptors.size() && p_.descriptors[in.target].region != (in.op != Op::kRseqArm)) {
           const CsDescriptor& d = p_.descriptors[in.target];
           Add(in.loc,
               in.op == Op::kRseqArm ? "`rseq_arm` names region " + Quote(d.name) + ", which is no struct rseq_cs"
-                                    : "`rfc_region` names descriptor " + Quote(d.name) + ", which is no region",
+                                    : "`" + std::string(OpName(in.op)) + "` names descriptor " + Quote(d.name) +
+                                          ", which is no region",
               in.op == Op::kRseqArm ? "a 2015-RFC region is registered once with `rfc_region NAME`"
                                     : "declare it with `region NAME start=LABEL end=LABEL restart=LABEL`");
         }
@@ -261,6 +263,12 @@ class Validator {
         if (in.aux > kMaxSignal) {  // 0: the existence probe
           Add(in.loc, "signal " + std::to_string(in.aux) + " out of range in `tgkill`",
               "signals are 1..31, and 0 probes that the thread exists");
+        }
+        break;
+      case Op::kPreemptLock:
+        if (in.aux < 1 || in.aux > kMaxSignal) {
+          Add(in.loc, "signal " + std::to_string(in.aux) + " out of range in `" + OpName(in.op) + "`",
+              "signals are 1..31");
         }
         break;
       case Op::kSig: check_u32("signature"); break;

@@ -38,6 +38,7 @@
 #include "sim/machine.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
+#include "sim/trace.h"
 
 namespace rseqmc {
 namespace {
@@ -90,9 +91,10 @@ std::string InputErrorOf(const std::string& text, const std::string& file) {
 }
 
 const std::vector<std::string>& Variants() {
-  static const std::vector<std::string> v = {"alloc_tcache",       "alloc_percpu_rseq", "alloc_percpu_rfc2015",
-                                             "alloc_percpu_mutex", "alloc_percpu_spin", "alloc_shared_cas",
-                                             "alloc_global_lock"};
+  static const std::vector<std::string> v = {"alloc_tcache",         "alloc_percpu_rseq",
+                                             "alloc_percpu_rfc2015", "alloc_percpu_mutex",
+                                             "alloc_percpu_spin",    "alloc_percpu_preempt_lock",
+                                             "alloc_shared_cas",     "alloc_global_lock"};
   return v;
 }
 
@@ -104,11 +106,20 @@ TEST(AllocInclude, EveryAllocBuiltinIsAVariantOrAPlantedBug) {
   for (const BuiltinScenario& b : BuiltinScenarios()) {
     if (b.name.starts_with("alloc_") || b.name.starts_with("buggy/alloc_")) found.push_back(b.name);
   }
-  EXPECT_EQ(found, (std::vector<std::string>{"alloc_global_lock", "alloc_percpu_mutex", "alloc_percpu_rfc2015",
-                                             "alloc_percpu_rseq", "alloc_percpu_spin", "alloc_shared_cas",
-                                             "alloc_tcache", "buggy/alloc_aba_untagged",
-                                             "buggy/alloc_commit_before_copy", "buggy/alloc_flush_double_count",
-                                             "buggy/alloc_lock_released_early", "buggy/alloc_rfc2015_stale_cpu"}));
+  EXPECT_EQ(found, (std::vector<std::string>{"alloc_global_lock",
+                                             "alloc_percpu_mutex",
+                                             "alloc_percpu_preempt_lock",
+                                             "alloc_percpu_rfc2015",
+                                             "alloc_percpu_rseq",
+                                             "alloc_percpu_spin",
+                                             "alloc_shared_cas",
+                                             "alloc_tcache",
+                                             "buggy/alloc_aba_untagged",
+                                             "buggy/alloc_commit_before_copy",
+                                             "buggy/alloc_flush_double_count",
+                                             "buggy/alloc_lock_released_early",
+                                             "buggy/alloc_preempt_lock_flag_cleared_early",
+                                             "buggy/alloc_rfc2015_stale_cpu"}));
   EXPECT_NE(FindBuiltinLibrary("scenarios/alloc_common.rsqi"), nullptr);
   EXPECT_EQ(FindBuiltinLibrary("scenarios/alloc_common.rsq"), nullptr);
   EXPECT_EQ(FindBuiltinScenario("alloc_common"), nullptr);
@@ -382,7 +393,7 @@ TEST(AllocPlantedBugs, EachFailsAsDeclaredWithAMinimalCounterexample) {
   const std::vector<PlantedBug> bugs = {
       {"buggy/alloc_aba_untagged", 1},       {"buggy/alloc_commit_before_copy", 1},
       {"buggy/alloc_flush_double_count", 0}, {"buggy/alloc_lock_released_early", 1},
-      {"buggy/alloc_rfc2015_stale_cpu", 1},
+      {"buggy/alloc_rfc2015_stale_cpu", 1},  {"buggy/alloc_preempt_lock_flag_cleared_early", 1},
   };
   for (const PlantedBug& bug : bugs) {
     SCOPED_TRACE(bug.name);
@@ -405,6 +416,59 @@ TEST(AllocPlantedBugs, EachFailsAsDeclaredWithAMinimalCounterexample) {
     const std::string census = again.verdict == Verdict::kPass ? CheckAllocatorHeap(s, again) : "";
     EXPECT_EQ(census.empty() ? again.verdict : Verdict::kAssertFailed, s.expected) << census;
   }
+}
+
+// The preempt-lock planted bug's minimal counterexample, exactly: one event,
+// a switch-out of a thread at its pop's commit (the boundary after the early
+// flag clear, so the kernel sends nothing: no SIGUSR2 frame anywhere in the
+// run), failing the accounting property; its token decodes to the same
+// schedule and replays to the same final memory.
+TEST(AllocPlantedBugs, PreemptLockFlagClearedEarlyCounterexampleAndReplay) {
+  const Scenario s = Builtin("buggy/alloc_preempt_lock_flag_cleared_early");
+  ExploreOptions o;
+  o.strategy = StrategyKind::kDpor;
+  o.bounds.max_events = 1;
+  o.iterative = true;
+  o.oracle = [&s](const ExecutionResult& e) { return CheckAllocatorHeap(s, e); };
+  const ExploreResult r = Explore(s, o);
+  ASSERT_TRUE(r.failure.has_value());
+  ASSERT_EQ(r.failure->verdict, Verdict::kPropertyFailed);
+  MinimizeStats stats;
+  const Schedule min = MinimizeEvents(s, r.failure->schedule, r.failure->verdict, o, &stats);
+  ASSERT_EQ(min.NumEvents(), 1u);
+
+  RunOptions traced;
+  traced.record_trace = true;
+  Simulator sim(s, traced);
+  ReplayScheduler replay(min);
+  const ExecutionResult run = sim.Run(replay);
+  EXPECT_EQ(run.verdict, Verdict::kPropertyFailed) << run.message;
+  const int pop = s.program.FindFunction("pl_pop");
+  ASSERT_GE(pop, 0);
+  uint32_t commit = 0;
+  for (const Label& l : s.program.functions[static_cast<size_t>(pop)].labels) {
+    if (l.name == "post") commit = l.index - 1;  // st [r2], r7
+  }
+  ASSERT_EQ(s.program.code[commit].op, Op::kSt);
+  int switches = 0, frames = 0;
+  for (const TraceEntry& e : run.trace) {
+    if (e.kind == TraceKind::kPreempt || e.kind == TraceKind::kMigrate) {
+      ++switches;
+      EXPECT_EQ(e.pc, commit) << s.program.DescribeIndex(e.pc);
+    }
+    if (e.kind == TraceKind::kSignalFrame) ++frames;
+  }
+  EXPECT_EQ(switches, 1);
+  EXPECT_EQ(frames, 0);
+
+  const std::string token = EncodeSchedule(s, min);
+  const Schedule decoded = DecodeSchedule(s, token);
+  EXPECT_EQ(decoded, min);
+  Simulator again_sim(s);
+  ReplayScheduler again_replay(decoded);
+  const ExecutionResult again = again_sim.Run(again_replay);
+  EXPECT_EQ(again.verdict, run.verdict);
+  EXPECT_EQ(again.memory, run.memory);
 }
 
 // The verdict of a finished run as `rseqmc check` gives it: its own, or the

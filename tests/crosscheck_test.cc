@@ -45,6 +45,7 @@
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/kernel/abi.h"
+#include "sim/kernel/preempt_lock.h"
 #include "sim/machine.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
@@ -256,6 +257,7 @@ TEST(Jit, OnlyTheLastInstructionOfABlockHasAVisibleEffect) {
   for (const BuiltinScenario& b : BuiltinScenarios()) {
     Scenario s = ParseScenario(b.text, b.path);
     if (FindRfc2015Use(s.program) != nullptr) continue;  // no host-kernel counterpart (the QEMU cross-check)
+    if (FindPreemptLockUse(s.program) != nullptr) continue;  // no kernel has it: the JIT refuses it
     JitProgram jit(s, JitOptions{});
     for (uint32_t i = 0; i < s.program.code.size(); ++i) {
       const Op op = s.program.code[i].op;
@@ -431,6 +433,11 @@ TEST(Crosscheck, DeterministicModeAgreesOnEveryBuiltin) {
     if (b.name == "tcmalloc_cached_slabs") {
       // Keeps its own data in cpu_id_start: the tracer's stops rewrite it.
       EXPECT_NE(r.skipped.find("takes its struct rseq's address"), std::string::npos) << r.skipped;
+      continue;
+    }
+    if (FindPreemptLockUse(s.program) != nullptr) {
+      // The preempt-lock scheme (sim/kernel/preempt_lock.h) is no kernel's.
+      EXPECT_NE(r.skipped.find("needs kernel support"), std::string::npos) << r.skipped;
       continue;
     }
     EXPECT_EQ(r.skipped, "") << b.name;

@@ -158,8 +158,85 @@ Scenario HandMade(uint64_t offset, int64_t abort_skew, bool abort_before_start) 
   return build(start, abort);
 }
 
+// The preempt-lock scheme (sim/kernel/preempt_lock.h), the same under every
+// ABI: `main` registers `flag` with SIGUSR2 (observes r0 as reg), sets the
+// flag at `set`, reads its CPU (getcpu), runs the region [start, post) (`in` inside, the commit store
+// last), clears the flag at `clear`, observes its restarts and its CPU. The
+// SIGUSR2 handler restarts the region (observes r0 of sigctx_restart as
+// moved); SIGUSR1's handler observes its signal as usr1. `flag_addr` replaces
+// the flag's address (0: the real one), `signo` the registered signal,
+// `handler` false leaves SIGUSR2 at SIG_DFL. The program writes the real
+// flag whatever address it registered.
+Scenario PreemptLockProbe(int64_t flag_addr = 0, int signo = 12, bool handler = true) {
+  ScenarioBuilder b("preempt_lock_probe");
+  b.Cpus(2).Var("flag", Width::kU64, 1).Var("x", Width::kU64, 1);
+  FunctionBuilder& f = b.Func("main");
+  f.La(10, "flag").La(11, "x");
+  flag_addr != 0 ? f.Li(12, flag_addr) : f.Mov(12, 10);
+  f.PreemptLock(R(12), signo).Observe("reg", 0).Li(6, 0)
+      .Label("again").Li(5, 1).Label("set").St32(Mem(10), 5).Getcpu()
+      .Label("start").Mov(7, 0).Label("in").Nop().Li(5, 2).Label("commit").St(Mem(11), 5)
+      .Label("post").Nop().Label("clear").Li(5, 0).St32(Mem(10), 5).Observe("restarts", 6).Getcpu()
+      .Observe("cpu", 0).Li(0, 0).Ret()
+      .Label("restart").Add(6, 6, Imm(1)).Jmp("again")
+      .Region("r", "start", "post", "restart");
+  b.Func("on_pl").SigctxRestart("r").Observe("moved", 0).Ret();
+  b.Func("on_usr1").Observe("usr1", 1).Ret();
+  b.Thread("t0", "main", 0);
+  if (handler) b.Signal(12, "on_pl");
+  b.Signal(10, "on_usr1");
+  return b.Build();
+}
+
 std::vector<Row> Rows() {
   std::vector<Row> rows;
+  const auto same = [&rows](const char* rule, const char* source, std::function<Scenario()> scenario,
+                            std::function<void(const Scenario&, ScheduleMaker&)> schedule, const std::string& on) {
+    rows.push_back({rule, source, std::move(scenario), std::move(schedule), on, on, on, ""});
+  };
+  same("PL1/PL2 preempt-lock: a preemption with the flag set sends the registered signal before the thread runs "
+       "again; its handler restarts the region",
+       "sim/kernel/preempt_lock.h PL1 preempt_lock_sched_out(), PL2 preempt_lock_handle_notify_resume()",
+       [] { return PreemptLockProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); },
+       "pass aborts=1 reg=0x0 moved=0x1 restarts=0x1 cpu=0x0");
+  same("PL1 preempt-lock: a preemption before the flag is set sends nothing",
+       "sim/kernel/preempt_lock.h PL1 (the flag is read at PL2)", [] { return PreemptLockProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "set")); },
+       "pass aborts=0 reg=0x0 restarts=0x0 cpu=0x0");
+  same("PL2/PL3 preempt-lock: after the commit, with the flag still set, the signal comes and the handler leaves "
+       "the IP alone",
+       "sim/kernel/preempt_lock.h PL3 (sigctx_restart tests [start, end))", [] { return PreemptLockProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "post")); },
+       "pass aborts=0 reg=0x0 moved=0x0 restarts=0x0 cpu=0x0");
+  same("PL5 preempt-lock: a migration is a switch-out; the signal comes on the new CPU and the restart reads it",
+       "sim/kernel/preempt_lock.h PL5", [] { return PreemptLockProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Migrate(0, Pc(s, "main", "in"), 1); },
+       "pass aborts=1 reg=0x0 moved=0x1 restarts=0x1 cpu=0x1");
+  same("PL4 preempt-lock: an ordinary signal with the flag set is preceded by the preempt-lock signal (its frame "
+       "lies on the operation, the ordinary handler runs first on top of it)",
+       "sim/kernel/preempt_lock.h PL4 preempt_lock_signal_deliver()", [] { return PreemptLockProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Signal(0, Pc(s, "main", "in"), 10); },
+       "pass aborts=1 reg=0x0 usr1=0xa moved=0x1 restarts=0x1 cpu=0x0");
+  same("PL4 preempt-lock: an ordinary signal with the flag clear is delivered alone",
+       "sim/kernel/preempt_lock.h PL4", [] { return PreemptLockProbe(); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Signal(0, Pc(s, "main", "clear", 2), 10); },
+       "pass aborts=0 reg=0x0 usr1=0xa restarts=0x0 cpu=0x0");
+  same("preempt-lock registration: a flag word not 4-aligned is EINVAL and nothing is registered",
+       "sim/kernel/preempt_lock.h sys_preempt_lock()",
+       [] { return PreemptLockProbe(static_cast<int64_t>(kDataBase) + 2); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); },
+       "pass aborts=0 reg=0xffffffffffffffea restarts=0x0 cpu=0x0");
+  same("preempt-lock registration: SIGKILL cannot be the signal (EINVAL)", "sim/kernel/preempt_lock.h sys_preempt_lock()",
+       [] { return PreemptLockProbe(0, 9); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); },
+       "pass aborts=0 reg=0xffffffffffffffea restarts=0x0 cpu=0x0");
+  same("PL2 preempt-lock: an unmapped flag word faults at the check: SIGSEGV",
+       "sim/kernel/preempt_lock.h PL2 (get_user fails)", [] { return PreemptLockProbe(0x1000); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); }, "sigsegv aborts=0 reg=0x0");
+  same("PL2 preempt-lock: the registered signal at SIG_DFL terminates the process",
+       "sim/kernel/preempt_lock.h PL2 (no handler check)", [] { return PreemptLockProbe(0, 12, false); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); }, "killed aborts=0 reg=0x0");
   rows.push_back(
       {"IDs are rewritten on every evaluation (legacy) / only when they change (6.19): a preemption on the same "
        "CPU",

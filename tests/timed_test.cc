@@ -121,6 +121,15 @@ TEST(TimedScheduler, ClocksFollowTheCostModelExactly) {
   EXPECT_EQ(sched.stats().migrations, 0u);
 }
 
+// A 1 ms tick and 2 ms slices (max(latency / 2, min_granularity)).
+CostModel FastTicks() {
+  CostModel cm;
+  cm.tick_ns = 1000000;
+  cm.sched_latency_ns = 4000000;
+  cm.sched_min_granularity_ns = 500000;
+  return cm;
+}
+
 // Two threads on one CPU, each spinning in `work`: the tick preempts at the
 // first tick after the CFS slice max(latency / 2, min_granularity).
 TEST(TimedScheduler, TickPreemptsAfterTheSlice) {
@@ -128,10 +137,7 @@ TEST(TimedScheduler, TickPreemptsAfterTheSlice) {
       "scenario t\nfunc f\n  li r5, 0\nloop:\n  work 100000\n  add r5, r5, 1\n  blt r5, 100, loop\n  clock\n  "
       "observe end, r0\n  ret\nend\nthread x * 2 entry f cpu 0\n",
       "t.rsq");
-  CostModel cm;
-  cm.tick_ns = 1000000;
-  cm.sched_latency_ns = 4000000;
-  cm.sched_min_granularity_ns = 500000;
+  const CostModel cm = FastTicks();
   Simulator sim(s);
   TimedScheduler sched(cm, 7);
   const ExecutionResult r = sim.Run(sched);
@@ -144,6 +150,31 @@ TEST(TimedScheduler, TickPreemptsAfterTheSlice) {
   EXPECT_GT(Observed(r, 0, 0), 15000000);
   EXPECT_GT(Observed(r, 1, 0), 15000000);
   EXPECT_GT(std::max(Observed(r, 0, 0), Observed(r, 1, 0)), 20000000);
+}
+
+// The preempt-lock scheme in simulated time (sim/kernel/preempt_lock.h PL1,
+// PL2): two threads on one CPU spin in `work` with their flag set (or clear);
+// every tick preemption of a flagged thread is answered by exactly one SIGUSR2
+// frame on its way back, a clear flag by none. (The handler has two
+// instructions: the scheduler charges a frame when it sees the handler's
+// depth after a step, which a one-instruction handler has already left.)
+TEST(TimedScheduler, EveryFlaggedTickPreemptionGetsOneSignal) {
+  for (int flag : {1, 0}) {
+    SCOPED_TRACE("flag " + std::to_string(flag));
+    const Scenario s = ParseScenario(
+        "scenario t\nvar flag: u32[2] = 0\nfunc f\n  la r10, flag\n  shl r6, r9, 2\n  add r10, r10, r6\n"
+        "  preempt_lock r10, SIGUSR2\n  li r5, 0\nloop:\n  li r6, " + std::to_string(flag) + "\n  st32 [r10], r6\n"
+        "  work 100000\n  li r6, 0\n  st32 [r10], r6\n  add r5, r5, 1\n  blt r5, 100, loop\n  ret\nend\n"
+        "func h\n  nop\n  ret\nend\nsignal SIGUSR2 handler h\nthread x * 2 entry f cpu 0 args r9 = i\n",
+        "t.rsq");
+    const CostModel cm = FastTicks();
+    Simulator sim(s);
+    TimedScheduler sched(cm, 7);
+    const ExecutionResult r = sim.Run(sched);
+    ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+    EXPECT_GE(sched.stats().tick_preemptions, 8u);
+    EXPECT_EQ(sched.stats().signals, flag ? sched.stats().tick_preemptions : 0u);
+  }
 }
 
 // A sleeper wakes onto an idle CPU (select_idle_sibling), not behind the busy thread on its own.
@@ -187,7 +218,7 @@ void ExpectSameFigures(const TimedReport& a, const TimedReport& b) {
 }
 
 TEST(TimedWorkload, SameSeedSameFiguresOtherSeedOtherFigures) {
-  for (int variant : {0, 1, 2, 4}) {
+  for (int variant : {0, 1, 2, 4, 6}) {
     SCOPED_TRACE("VARIANT=" + std::to_string(variant));
     const TimedReport a = SmallWorkload(1, variant);
     ASSERT_EQ(a.verdict, Verdict::kPass) << a.message;
@@ -235,6 +266,15 @@ TEST(TimedWorkload, CalibratedModelAtTheSeedsScaleIdlesAboutAThird) {
   setaffinity.migration_ns = 377003;
   const TimedReport bound = SeedScale(setaffinity, 1);
   EXPECT_EQ(static_cast<int>(bound.stats.IdleFraction() * 1000), 21);
+}
+
+// The preempt-lock variant (VARIANT 6, sim/kernel/preempt_lock.h) keeps
+// per-CPU caches: less than per-thread caches hold.
+TEST(TimedWorkload, PreemptLockVariantKeepsPerCpuMemory) {
+  const TimedReport per_thread = SmallWorkload(1, 0);
+  const TimedReport pl = SmallWorkload(1, 6);
+  ASSERT_EQ(pl.verdict, Verdict::kPass) << pl.message;
+  EXPECT_GT(per_thread.memory, pl.memory);
 }
 
 TEST(SimulateCli, FiguresAndBadCostModel) {

@@ -681,9 +681,16 @@ CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const
     return rep;
   }
   // `clock` and `work` exist only in simulated time (rseqmc simulate,
-  // sim/timed_scheduler.h); the JIT has no kernel counterpart for them.
+  // sim/timed_scheduler.h); the JIT has no kernel counterpart for them. Nor
+  // for the preempt-lock scheme (sim/kernel/preempt_lock.h), which no kernel has.
   for (uint32_t i = 0; i < s.program.code.size(); ++i) {
     const Op op = s.program.code[i].op;
+    if (op == Op::kPreemptLock || op == Op::kSigctxRestart) {
+      rep.skipped = std::string("the scenario uses `") + OpName(op) + "` (at " + s.program.DescribeIndex(i) +
+                    "), the preempt-lock scheme of the 2015 RFC thread, which no kernel implements (needs kernel "
+                    "support; sim/kernel/preempt_lock.h)";
+      return rep;
+    }
     if (op == Op::kClock || op == Op::kWork) {
       rep.skipped = std::string("the scenario uses `") + OpName(op) + "` (at " + s.program.DescribeIndex(i) +
                     "), a simulated-time operation of `rseqmc simulate` that has no real-kernel counterpart";

@@ -877,6 +877,12 @@ void JitProgram::Compile() {
         g.mov(g.eax, SYS_rseq);
         g.syscall();
         break;
+      case Op::kPreemptLock:
+      case Op::kSigctxRestart:
+        // The preempt-lock scheme (sim/kernel/preempt_lock.h) is no kernel's:
+        // crosscheck skips such programs before compiling them.
+        throw HarnessError(std::string("`") + OpName(in.op) +
+                           "` belongs to the preempt-lock scheme, which no kernel implements (sim/kernel/preempt_lock.h)");
       case Op::kClock:
       case Op::kWork:
         // Simulated-time operations (sim/timed_scheduler.h): the cross-check

@@ -182,10 +182,10 @@ int SimulateCommand(const std::vector<std::string>& args) {
   if (csv) {
     std::printf(
         "cpus,threads,seed,window_ns,end_ns,requests,throughput_per_s,p50_ns,p99_ns,idle_pct,memory,aborts,"
-        "context_switches,migrations,tick_preemptions,cacheline_transfers,steps,verdict");
+        "context_switches,migrations,tick_preemptions,cacheline_transfers,signals,steps,verdict");
     for (const ShownSymbol& sh : r.shown) std::printf(",%s", sh.name.c_str());
     std::printf("\n");
-    std::printf("%u,%zu,%llu,%llu,%llu,%llu,%.1f,%llu,%llu,%.2f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%s", s.num_cpus,
+    std::printf("%u,%zu,%llu,%llu,%llu,%llu,%.1f,%llu,%llu,%.2f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s", s.num_cpus,
                 s.threads.size(), static_cast<unsigned long long>(o.seed),
                 static_cast<unsigned long long>(st.window_ns), static_cast<unsigned long long>(st.end_ns),
                 static_cast<unsigned long long>(r.requests), r.throughput_per_s,
@@ -193,8 +193,8 @@ int SimulateCommand(const std::vector<std::string>& args) {
                 100.0 * st.IdleFraction(), static_cast<long long>(r.memory), static_cast<unsigned long long>(r.aborts),
                 static_cast<unsigned long long>(st.context_switches), static_cast<unsigned long long>(st.migrations),
                 static_cast<unsigned long long>(st.tick_preemptions),
-                static_cast<unsigned long long>(st.cacheline_transfers), static_cast<unsigned long long>(r.steps),
-                VerdictName(r.verdict));
+                static_cast<unsigned long long>(st.cacheline_transfers), static_cast<unsigned long long>(st.signals),
+                static_cast<unsigned long long>(r.steps), VerdictName(r.verdict));
     for (const ShownSymbol& sh : r.shown) std::printf(",%s", JoinValues(sh.values, ";").c_str());
     std::printf("\n");
   } else {
@@ -213,6 +213,7 @@ int SimulateCommand(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(st.tick_preemptions));
     std::printf("coherence:   %llu cache-line transfers; rseq aborts %llu\n",
                 static_cast<unsigned long long>(st.cacheline_transfers), static_cast<unsigned long long>(r.aborts));
+    std::printf("signals:     %llu handler frames\n", static_cast<unsigned long long>(st.signals));
     for (const ShownSymbol& sh : r.shown) std::printf("%-12s %s\n", (sh.name + ":").c_str(), JoinValues(sh.values, " ").c_str());
     std::printf("verdict:     %s%s%s\n", VerdictName(r.verdict), r.message.empty() ? "" : ": ", r.message.c_str());
   }
