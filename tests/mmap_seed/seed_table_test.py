@@ -128,6 +128,45 @@ class SeedTableTest(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("/nonexistent/costs.txt:1:1: cannot read it", out.stderr)
 
+    def test_non_utf8_and_fractional_counts_name_file_line_column(self):
+        with open(GUEST) as f:
+            lines = f.read().splitlines()
+        header = lines[0].split(",")
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.csv")
+            with open(bad, "wb") as f:
+                f.write((lines[0] + "\n").encode() + b"guest-off,\xff\xfe\n")
+            out = run("--from-csv", bad)
+            self.assertEqual(out.returncode, 2)
+            self.assertEqual(out.stderr, "seed-table: %s:2:11: byte 0xff is not UTF-8 text: give the CSV "
+                                         "kernel/qemu/run or --csv wrote\n" % bad)
+            out = run("--no-host", "--sim-costs", bad)
+            self.assertEqual(out.returncode, 2)
+            self.assertIn("%s:2:11: byte 0xff is not UTF-8 text: run mmap_calibrate" % bad, out.stderr)
+            for name, value in (("size_bytes", "4194304.0"), ("lock_drops", "1.5")):
+                fields = lines[1].split(",")
+                fields[header.index(name)] = value
+                column = len(",".join(fields[:header.index(name)])) + 2
+                with open(bad, "w") as f:
+                    f.write(lines[0] + "\n" + ",".join(fields) + "\n")
+                out = run("--from-csv", bad)
+                self.assertEqual(out.returncode, 2, name)
+                self.assertEqual(out.stdout, "", name)  # nothing half printed
+                self.assertEqual(out.stderr, "seed-table: %s:2:%d: %s is '%s', not a whole number: fix the line "
+                                             "or re-run the benchmark\n" % (bad, column, name, value))
+
+    def test_counts_and_output_paths_are_checked_before_any_run(self):
+        for args, message in ((("--threads", "0"), "--threads 0: give 1 to 64"),
+                              (("--threads", "65"), "--threads 65: give 1 to 64"),
+                              (("--competitors", "-1"), "--competitors -1: give 0 to 64"),
+                              (("--reps", "0"), "--reps 0: give 1 to 1000"),
+                              (("--csv", "/nonexistent/x.csv"), "--csv /nonexistent/x.csv: cannot write into "
+                                                                "/nonexistent: give a path in a writable folder"),
+                              (("--sim-csv", HERE), "--sim-csv %s: is a directory: give a file name" % HERE)):
+            out = run("--bench", "/nonexistent/bench", "--rseqmc", "/nonexistent/rseqmc", *args)
+            self.assertEqual(out.returncode, 2, args)
+            self.assertEqual(out.stderr, "seed-table: %s\n" % message, args)
+
     def test_bad_size_is_usage_error(self):
         out = run("--no-host", "--size", "3K")
         self.assertEqual(out.returncode, 2)
