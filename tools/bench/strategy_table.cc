@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -170,6 +171,12 @@ CaseResult RunCaseInChild(const Config& c, const Scenario& s, StrategyKind k) {
   }
   std::fflush(stdout);
   const pid_t pid = fork();
+  if (pid < 0) {
+    std::snprintf(out.error, sizeof out.error, "fork: %s", std::strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return out;
+  }
   if (pid == 0) {
     close(fds[0]);
     if (c.cap_seconds > 0) alarm(static_cast<unsigned>(c.cap_seconds * 3 + 30));
@@ -178,11 +185,11 @@ CaseResult RunCaseInChild(const Config& c, const Scenario& s, StrategyKind k) {
     _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
   }
   close(fds[1]);
-  const bool got = pid > 0 && ReadAll(fds[0], &out, sizeof out);
+  const bool got = ReadAll(fds[0], &out, sizeof out);
   close(fds[0]);
   struct rusage ru {};
   int status = 0;
-  if (pid > 0) wait4(pid, &status, 0, &ru);
+  wait4(pid, &status, 0, &ru);
   if (!got) {
     out = CaseResult{};
     std::snprintf(out.error, sizeof out.error, "the child died (status 0x%x)", status);
@@ -293,15 +300,18 @@ std::vector<std::string> ScenarioNames(const Config& c) {
 }
 
 int RunTable(const Config& c) {
+  for (const std::string& name : ScenarioNames(c)) {
+    if (FindBuiltinScenario(name) == nullptr) {
+      std::fprintf(stderr, "strategy_table: --scenarios: no built-in scenario '%s' (see `rseqmc list`)\n",
+                   name.c_str());
+      return 2;
+    }
+  }
   const Goldens g = ReadGoldens(c.golden_path);
   PrintHeader(c);
   bool differs = false, failed = false;
   for (const std::string& name : ScenarioNames(c)) {
     const BuiltinScenario* b = FindBuiltinScenario(name);
-    if (b == nullptr) {
-      std::fprintf(stderr, "strategy_table: no built-in scenario '%s' (see `rseqmc list`)\n", name.c_str());
-      return 2;
-    }
     const auto h = g.heads.find(name);
     const std::string head = h == g.heads.end() ? name : h->second;
     const Scenario s = ParseScenario(b->text, b->path, HeadDefines(head, *b));
