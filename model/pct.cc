@@ -8,7 +8,11 @@
 namespace rseqmc {
 
 Decision BoundedRandomScheduler::Choose(const ChoiceView& view) {
+  // A caller that asks before the promise is used up (one that does not
+  // honour defaults_ahead) gets it counted down by the inner scheduler.
+  inner_.defaults_ahead = defaults_ahead;
   const Decision d = inner_.Choose(view);
+  TakePromise();
   if (!d.IsEvent()) return d;
   const Machine& m = view.machine();
   uint32_t counts[kNumDecisionKinds];

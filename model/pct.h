@@ -30,10 +30,21 @@ class BoundedRandomScheduler : public Scheduler {
  public:
   BoundedRandomScheduler(uint64_t seed, RandomOptions options, Bounds bounds)
       : inner_(seed, options), bounds_(bounds) {}
-  void BeginExecution(const Machine& m) override { inner_.BeginExecution(m); }
+  void BeginExecution(const Machine& m) override {
+    inner_.BeginExecution(m);
+    TakePromise();
+  }
   Decision Choose(const ChoiceView& view) override;
 
  private:
+  // The inner scheduler's promised defaults (Scheduler::defaults_ahead)
+  // become this one's, so that the machine takes those boundaries itself
+  // (Machine::RunPlain's loop) instead of calling Choose at each: the same
+  // decisions at the same boundaries, from the same random stream.
+  void TakePromise() {
+    defaults_ahead = inner_.defaults_ahead;
+    inner_.defaults_ahead = 0;
+  }
   RandomScheduler inner_;
   Bounds bounds_;
 };

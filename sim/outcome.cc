@@ -23,4 +23,18 @@ Outcome OutcomeOf(const Scenario& s, const ExecutionResult& r) {
   return o;
 }
 
+uint64_t OutcomeSetDigest(const std::set<Outcome>& outcomes) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (const Outcome& o : outcomes) {
+    mix(static_cast<uint64_t>(o.verdict));
+    for (uint8_t b : o.symbols) mix(b);
+    for (int64_t r : o.returns) mix(static_cast<uint64_t>(r));
+    for (const auto& obs : o.observed) {
+      for (auto [k, v] : obs) mix(k ^ static_cast<uint64_t>(v) << 8);
+    }
+  }
+  return h;
+}
+
 }  // namespace rseqmc

@@ -42,6 +42,13 @@ struct ReachableOutcomes {
   bool complete = false;
 };
 
+// A 64-bit FNV-1a digest of an outcome set (verdicts, symbol bytes, return
+// values, observations, in the set's order): the `digest` of the golden
+// execution counts (tests/golden/explore_counts.txt), which the explorer
+// test writes and tools/bench/strategy_table compares against. Equal sets give
+// equal digests; different sets collide with probability about 2^-64.
+uint64_t OutcomeSetDigest(const std::set<Outcome>& outcomes);
+
 }  // namespace rseqmc
 
 #endif  // RSEQMC_SIM_OUTCOME_H_

@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include "model/explorer.h"
+#include "model/pct.h"
+#include "scenarios/builtin.h"
+#include "scenarios/parser.h"
 #include "sim/builder.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
@@ -121,6 +125,60 @@ TEST(RandomSchedulerTest, DeviationsSplitByKindInProportion) {
     const double se = std::sqrt(want[k] * (1 - want[k]) / total);
     EXPECT_NEAR(got, want[k], 5 * se + 1e-12) << DecisionKindName(static_cast<DecisionKind>(k));
   }
+}
+
+// Asks `inner` at every boundary and promises nothing (Scheduler::
+// defaults_ahead stays 0): the machine's path before BoundedRandomScheduler
+// handed its inner scheduler's promise to the machine.
+class EveryBoundary : public Scheduler {
+ public:
+  explicit EveryBoundary(Scheduler& inner) : inner_(inner) {}
+  void BeginExecution(const Machine& m) override { inner_.BeginExecution(m); }
+  Decision Choose(const ChoiceView& v) override {
+    ++calls;
+    return inner_.Choose(v);
+  }
+  void EndExecution(const Machine& m) override { inner_.EndExecution(m); }
+  uint64_t calls = 0;
+
+ private:
+  Scheduler& inner_;
+};
+
+// The random strategy's scheduler (`rseqmc check --strategy random`) lets the
+// machine take its quiet boundaries without asking (the fast path that the
+// plain RandomScheduler has): the executions must be exactly those of asking
+// at every boundary. percpu_counter, default probabilities, at most 2 events
+// and no preemption (so the bound turns some drawn events into steps).
+TEST(RandomSchedulerTest, BoundedSchedulerPromisesTheSameExecutions) {
+  const BuiltinScenario* b = FindBuiltinScenario("percpu_counter");
+  ASSERT_NE(b, nullptr);
+  const Scenario s = ParseScenario(b->text, b->path);
+  Bounds bounds;
+  bounds.max_events = 2;
+  bounds.max_preemptions = 0;
+  RandomOptions ro;
+  ro.max_events = bounds.max_events;
+  BoundedRandomScheduler fast(7, ro, bounds), slow_inner(7, ro, bounds);
+  EveryBoundary slow(slow_inner);
+  Simulator sim_fast(s), sim_slow(s);
+  ExecutionResult a, c;
+  uint64_t events = 0, switches = 0, boundaries = 0;
+  for (int i = 0; i < 3000; ++i) {
+    sim_fast.RunInto(fast, a);
+    sim_slow.RunInto(slow, c);
+    ASSERT_EQ(a.schedule, c.schedule) << "execution " << i;
+    ASSERT_EQ(a.steps, c.steps) << "execution " << i;
+    ASSERT_EQ(a.memory, c.memory) << "execution " << i;
+    for (const ScheduleEntry& e : a.schedule.entries) ++(e.decision.kind == DecisionKind::kStep ? switches : events);
+    boundaries += a.steps;
+  }
+  // Both kinds of deviation happened (seed 7: exact), and the slow path was
+  // asked once per step and once per injected event.
+  EXPECT_EQ(events, 3063u);
+  EXPECT_EQ(switches, 24959u);
+  EXPECT_EQ(boundaries, 147170u);
+  EXPECT_EQ(slow.calls, boundaries + events);
 }
 
 }  // namespace
