@@ -58,6 +58,15 @@ void AllowEveryPlacement(Scenario& s) {
   for (ThreadSpec& t : s.threads) t.any_cpu = true;
 }
 
+Scenario WithPlacement(const Scenario& s, const Placement& p) {
+  Scenario placed = s;
+  for (size_t t = 0; t < placed.threads.size() && t < p.size(); ++t) {
+    placed.threads[t].cpu = p[t];
+    placed.threads[t].any_cpu = false;
+  }
+  return placed;
+}
+
 std::string DescribePlacement(const Scenario& s, const Placement& p) {
   std::string out;
   for (size_t t = 0; t < p.size() && t < s.threads.size(); ++t) {

@@ -64,6 +64,11 @@ std::optional<std::string> ValidatePlacement(const Scenario& s, const Placement&
 // its affinity allows (ThreadSpec::any_cpu); its `cpu` stays the default.
 void AllowEveryPlacement(Scenario& s);
 
+// `s` with each thread started where `p` (valid) puts it, and no placement
+// left to choose: for what takes one scenario per run and reads each
+// thread's `cpu` (the real-kernel harness, kernel/harness/).
+Scenario WithPlacement(const Scenario& s, const Placement& p);
+
 // "w0 on CPU 1, w1 on CPU 0" (every thread, in thread order).
 std::string DescribePlacement(const Scenario& s, const Placement& p);
 

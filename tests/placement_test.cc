@@ -46,16 +46,6 @@ Scenario Builtin(const std::string& name) {
   return ParseScenario(b->text, b->path);
 }
 
-// `s` with every thread started where placement `p` puts it, and no choice left.
-Scenario Placed(const Scenario& s, const Placement& p) {
-  Scenario c = s;
-  for (size_t t = 0; t < c.threads.size(); ++t) {
-    c.threads[t].cpu = p[t];
-    c.threads[t].any_cpu = false;
-  }
-  return c;
-}
-
 ExploreOptions Options(StrategyKind k, uint32_t events) {
   ExploreOptions o;
   o.strategy = k;
@@ -120,7 +110,7 @@ void ExpectUnionOfPerPlacementRuns(const Scenario& s, StrategyKind k, uint32_t e
   Placement p;
   for (uint64_t i = 0; i < space.size(); ++i) {
     space.At(i, p);
-    const ExploreResult one = Explore(Placed(s, p), Options(k, events));
+    const ExploreResult one = Explore(WithPlacement(s, p), Options(k, events));
     ASSERT_TRUE(one.complete);
     executions += one.executions;
     states += one.states;
