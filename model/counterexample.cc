@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "scenarios/printer.h"
+#include "sim/placement.h"
 #include "sim/trace.h"
 
 namespace rseqmc {
@@ -132,8 +133,9 @@ std::string FormatBroken(const Scenario& s, const ExecutionResult& r) {
   return out.str();
 }
 
-std::string FormatScheduleEntries(const Schedule& schedule) {
+std::string FormatScheduleEntries(const Scenario& s, const Schedule& schedule) {
   std::string out;
+  if (!schedule.placement.empty()) out += "  initial placement: " + DescribePlacement(s, schedule.placement) + "\n";
   for (const ScheduleEntry& e : schedule.entries) {
     out += "  at boundary " + std::to_string(e.boundary) + ": " + ToString(e.decision) + "\n";
   }

@@ -46,8 +46,9 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
 // symbols it names; for another verdict, the message. Ends with a newline.
 std::string FormatBroken(const Scenario& s, const ExecutionResult& r);
 
-// One line per schedule entry: "  at boundary 43: preempt cpu0".
-std::string FormatScheduleEntries(const Schedule& schedule);
+// One line per schedule entry: "  at boundary 43: preempt cpu0", after
+// "  initial placement: w0 on CPU 1, w1 on CPU 1" when it has one.
+std::string FormatScheduleEntries(const Scenario& s, const Schedule& schedule);
 
 // Executions the search for a counterexample with fewer events may take
 // (MinimizeEvents); a count, not a time, so reports stay deterministic.

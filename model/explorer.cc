@@ -37,6 +37,7 @@
 #include "sim/kernel/abi.h"
 #include "sim/kernel/preempt_lock.h"
 #include "sim/machine.h"
+#include "sim/placement.h"
 
 namespace rseqmc {
 
@@ -349,6 +350,21 @@ class DfsEngine : public Scheduler {
   }
 
   bool WantsFootprints() const override { return true; }
+  const Placement* InitialPlacement() const override { return placement_; }
+
+  // The initial placement of the executions Run explores next (nullptr: the
+  // scenario's own), a choice before the first step. `fresh`: a new subtree
+  // at the root (the path and its checkpoints belong to the previous
+  // placement); the visited set is kept, so that states reached from
+  // different placements are pruned once. Not fresh: the stack came from
+  // Load for this placement.
+  void SetPlacement(const Placement* p, bool fresh) {
+    placement_ = p;
+    if (!fresh) return;
+    loaded_ = false;
+    top_ = replay_len_ = 0;
+    num_saved_ = 0;
+  }
 
   void BeginExecution(const Machine&) override {
     depth_ = 0;
@@ -597,8 +613,8 @@ class DfsEngine : public Scheduler {
   // Restores what Save wrote; Run then continues with the next execution.
   void Load(SnapshotReader& rd) {
     const uint64_t nthreads = s_.threads.size();
+    // An empty stack: a placement not started yet (the visited set follows).
     top_ = rd.Count(8);
-    if (top_ == 0) rd.Corrupt("empty search stack");
     stack_.assign(top_, Node{});
     for (Node& n : stack_) {
       n.Resize(nthreads);
@@ -631,9 +647,10 @@ class DfsEngine : public Scheduler {
       visited_.Insert({a, rd.U64()});
     }
     replay_len_ = top_;
-    loaded_ = true;
+    loaded_ = top_ > 0;
   }
 
+  bool loaded() const { return loaded_; }
   std::function<bool()> after_check_;
   // Polled every kDeadlineEvery boundaries inside an execution; true ends the
   // exploration there (time limit, interrupt), leaving cut_short() set.
@@ -1042,6 +1059,7 @@ class DfsEngine : public Scheduler {
   Bounds bounds_;
   bool dpor_;
   bool stateful_;
+  const Placement* placement_ = nullptr;  // SetPlacement
   // The order of switches matters through mm_cid only if the program can read
   // mm_cid (rseq_load mm_cid, a load through rseq_addr, or native code);
   // outcomes exclude the rseq areas, so otherwise switches on different CPUs
@@ -1109,8 +1127,16 @@ uint64_t OutcomeBytes(const std::set<Outcome>& outcomes) {
   return one * outcomes.size();
 }
 
-// v2: XXH3 state hashes; v3: events left out where deferrable (another search tree).
-constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v3";
+// v2: XXH3 state hashes; v3: events left out where deferrable (another search tree);
+// v4: the initial placement being explored.
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v4";
+
+// ", 4 initial placements" when threads may start on any CPU (the
+// scenario's fingerprint leaves `cpu any` out).
+std::string Placements(const Scenario& s) {
+  const uint64_t n = PlacementSpace(s).size();
+  return n == 1 ? "" : ", " + std::to_string(n) + " initial placements";
+}
 
 // Everything a snapshot must agree on to be resumed, in words (so that a
 // mismatch can say what differs).
@@ -1121,7 +1147,8 @@ std::string SnapshotIdentity(const Scenario& s, const ExploreOptions& o) {
          o.bounds.ToString() + ", kernel " + KernelModelName(o.run.kernel.model) + ", max-steps " +
          std::to_string(o.run.max_steps) + ", seed " + std::to_string(o.seed) + ", pct-depth " +
          std::to_string(o.pct_depth) + (o.iterative ? ", iterative" : "") +
-         (o.collect_outcomes ? "" : ", no outcomes") + (o.defer_events ? "" : ", events at every boundary");
+         (o.collect_outcomes ? "" : ", no outcomes") + (o.defer_events ? "" : ", events at every boundary") +
+         Placements(s);
 }
 
 // The strategy-independent part: identity, counters, outcomes, failure.
@@ -1202,6 +1229,11 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
   double elapsed_before = 0;
   uint32_t resume_level = 0;
   bool resume_level_done = true;
+  // Exhaustive search explores every initial placement (sim/placement.h) in
+  // turn at the root, one engine per events level: its visited set is shared
+  // between them.
+  const PlacementSpace placements(s);
+  uint64_t resume_placement = 0;
   if (o.resume_from != nullptr) {
     resume.emplace(*o.resume_from, "<checkpoint>");
     elapsed_before = GetSnapshotHeader(*resume, s, o, res);
@@ -1210,6 +1242,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       resume_level_done = resume->Bool();
       if (!o.iterative && resume_level != o.bounds.max_events) resume->Corrupt("events bound of another run");
       if (!resume_level_done) {
+        resume_placement = resume->Small(placements.size() - 1);
         SnapshotReader probe = *resume;
         Bounds b = o.bounds;
         b.max_events = resume_level;
@@ -1326,7 +1359,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
     if (o.strategy == StrategyKind::kRandom) {
       RandomOptions ro;
       ro.max_events = o.bounds.max_events;
-      sched = std::make_unique<BoundedRandomScheduler>(o.seed, ro, o.bounds);
+      sched = std::make_unique<BoundedRandomScheduler>(s, o.seed, ro, o.bounds);
     } else {
       sched = std::make_unique<PctScheduler>(s, o.seed, o.pct_depth, o.bounds);
     }
@@ -1363,16 +1396,22 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       b.max_events = level;
       res.bound_level = level;
       DfsEngine engine(s, o, b, mm_cid_readable);
+      uint64_t placement = 0;
       if (load_engine) {
         engine.Load(*resume);  // checked above
+        placement = resume_placement;
         load_engine = false;
       }
       if (o.snapshot) {
         engine.snapshot_ = [&](bool more, bool forced) {
           take_snapshot(forced, [&](SnapshotWriter& w) {
+            // Done with this placement: the next one starts from an empty stack.
+            const bool level_more = more || placement + 1 < placements.size();
             w.U64(level);
-            w.Bool(!more);
-            if (more) engine.Save(w);
+            w.Bool(!level_more);
+            if (!level_more) return;
+            w.U64(more ? placement : placement + 1);
+            engine.Save(w);
           });
         };
       }
@@ -1399,11 +1438,17 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
         return true;
       };
       engine.deadline_check_ = [&]() { return !within_deadline(); };
-      engine.Run(sim, res, [&](ExecutionResult& r) {
-        const bool go = after(r) && within_memory();
-        if (!go) stopped = true;
-        return go;
-      });
+      Placement place;
+      for (bool first = true; placement < placements.size() && !stopped; ++placement, first = false) {
+        if (placements.size() > 1) placements.At(placement, place);
+        engine.SetPlacement(placements.size() > 1 ? &place : nullptr, /*fresh=*/!first || !engine.loaded());
+        engine.Run(sim, res, [&](ExecutionResult& r) {
+          const bool go = after(r) && within_memory();
+          if (!go) stopped = true;
+          return go;
+        });
+        if (engine.cut_short()) stopped = true;
+      }
       res.peak_memory_bytes = std::max(res.peak_memory_bytes, engine.path_bytes() + engine.checkpoint_bytes());
       if (engine.cut_short()) stopped = true;
       res.states = engine.states();

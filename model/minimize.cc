@@ -20,6 +20,9 @@ class LenientReplay : public Scheduler {
     next_ = 0;
     defaults_ahead = s_.entries.empty() ? ~0ull >> 1 : s_.entries[0].boundary;
   }
+  // The failing execution's initial placement is kept: minimising removes
+  // decisions after it.
+  const Placement* InitialPlacement() const override { return s_.placement.empty() ? nullptr : &s_.placement; }
   Decision Choose(const ChoiceView& view) override {
     const uint64_t b = view.machine().boundary();
     const size_t n = s_.entries.size();
@@ -119,6 +122,7 @@ class Minimizer {
   bool TryRemove(const std::vector<size_t>& remove) {
     Schedule shifted, plain;
     shifted.kernel = plain.kernel = best_.kernel;
+    shifted.placement = plain.placement = best_.placement;
     size_t k = 0;
     uint64_t events_removed = 0;
     for (size_t i = 0; i < best_.entries.size(); ++i) {
@@ -226,6 +230,7 @@ class Minimizer {
         // by the events dropped before them.
         Schedule base;
         base.kernel = current.kernel;
+        base.placement = current.placement;
         size_t moved_at = 0;
         uint64_t shift = 0;
         for (size_t i = 0; i < current.entries.size(); ++i) {

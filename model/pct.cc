@@ -7,6 +7,15 @@
 
 namespace rseqmc {
 
+void PlacementSampler::Draw() {
+  if (space_.size() <= 1) return;
+  // splitmix64; the modulo's bias is below size / 2^64.
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  space_.At((z ^ (z >> 31)) % space_.size(), current_);
+}
+
 Decision BoundedRandomScheduler::Choose(const ChoiceView& view) {
   // A caller that asks before the promise is used up (one that does not
   // honour defaults_ahead) gets it counted down by the inner scheduler.
@@ -22,7 +31,7 @@ Decision BoundedRandomScheduler::Choose(const ChoiceView& view) {
 
 PctScheduler::PctScheduler(const Scenario& s, uint64_t seed, uint32_t depth, Bounds bounds)
     : s_(s), state_(seed * 0x9e3779b97f4a7c15ull + 0x7f4a7c15ull), depth_(std::max<uint32_t>(depth, 1)),
-      bounds_(bounds) {}
+      bounds_(bounds), placement_(s, seed) {}
 
 uint64_t PctScheduler::Next() {
   // splitmix64
@@ -49,6 +58,7 @@ void PctScheduler::BeginExecution(const Machine& m) {
   }
   std::sort(change_points_.begin(), change_points_.end());
   next_change_ = 0;
+  placement_.Draw();
   (void)m;
 }
 

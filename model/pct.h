@@ -20,21 +20,41 @@
 #include <vector>
 
 #include "model/explorer.h"
+#include "sim/placement.h"
 #include "sim/schedule.h"
 
 namespace rseqmc {
+
+// The sampling strategies' initial placement (sim/placement.h): uniformly
+// random per execution from its own splitmix64 stream (so that the
+// scheduler's stream, and every scenario without `cpu any`, is unchanged);
+// nothing (the scenario's own) when the scenario allows one placement.
+class PlacementSampler {
+ public:
+  PlacementSampler(const Scenario& s, uint64_t seed) : space_(s), state_(seed ^ 0x51ace5eedull) {}
+  // Draws the next execution's placement.
+  void Draw();
+  const Placement* current() const { return space_.size() > 1 ? &current_ : nullptr; }
+
+ private:
+  PlacementSpace space_;
+  uint64_t state_;
+  Placement current_;
+};
 
 // RandomScheduler that also respects per-kind event bounds (a disallowed event
 // becomes the default step).
 class BoundedRandomScheduler : public Scheduler {
  public:
-  BoundedRandomScheduler(uint64_t seed, RandomOptions options, Bounds bounds)
-      : inner_(seed, options), bounds_(bounds) {}
+  BoundedRandomScheduler(const Scenario& s, uint64_t seed, RandomOptions options, Bounds bounds)
+      : inner_(seed, options), bounds_(bounds), placement_(s, seed) {}
   void BeginExecution(const Machine& m) override {
+    placement_.Draw();
     inner_.BeginExecution(m);
     TakePromise();
   }
   Decision Choose(const ChoiceView& view) override;
+  const Placement* InitialPlacement() const override { return placement_.current(); }
 
  private:
   // The inner scheduler's promised defaults (Scheduler::defaults_ahead)
@@ -47,6 +67,7 @@ class BoundedRandomScheduler : public Scheduler {
   }
   RandomScheduler inner_;
   Bounds bounds_;
+  PlacementSampler placement_;
 };
 
 class PctScheduler : public Scheduler {
@@ -57,6 +78,7 @@ class PctScheduler : public Scheduler {
   Decision Choose(const ChoiceView& view) override;
   // Steps of the longest execution seen so far (the k of the next executions).
   uint64_t expected_steps() const { return k_; }
+  const Placement* InitialPlacement() const override { return placement_.current(); }
 
  private:
   uint64_t Next();
@@ -71,6 +93,7 @@ class PctScheduler : public Scheduler {
   size_t next_change_ = 0;
   int64_t low_ = 0;                     // next priority below all others
   uint64_t steps_ = 0;
+  PlacementSampler placement_;
 };
 
 }  // namespace rseqmc

@@ -46,6 +46,8 @@ void SnapshotWriter::Put(const Schedule& s) {
     I64(e.decision.cpu);
     I64(e.decision.arg);
   }
+  U64(s.placement.size());
+  for (uint8_t cpu : s.placement) U64(cpu);
 }
 
 void SnapshotWriter::Put(const Footprint& f) {
@@ -137,6 +139,8 @@ Schedule SnapshotReader::GetSchedule() {
     e.decision.cpu = static_cast<int8_t>(cpu);
     e.decision.arg = static_cast<int16_t>(arg);
   }
+  s.placement.resize(Count(1));
+  for (uint8_t& cpu : s.placement) cpu = static_cast<uint8_t>(Small(kMaxCpus - 1));
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include "scenarios/parser.h"
 
 #include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -1400,7 +1401,7 @@ void Parser::ParseThread(const Token& kw) {
   if (replicated) probe = 0;
   static const std::vector<std::string> kAttrs = {"entry", "cpu", "affinity", "args", "unregistered"};
   std::string entry;
-  bool have_entry = false, registered = true, all_cpus = true;
+  bool have_entry = false, registered = true, all_cpus = true, any_cpu = false;
   std::optional<size_t> cpu_pos;
   std::vector<size_t> affinity_pos;
   std::vector<std::pair<int, size_t>> arg_pos;
@@ -1427,7 +1428,12 @@ void Parser::ParseThread(const Token& kw) {
       entry = std::string(ExpectIdent("the entry function's name").text);
       have_entry = true;
     } else if (a == "cpu") {
-      cpu_pos = expr_pos();
+      if (IsWord(Peek(), "any")) {
+        Next();  // any CPU its affinity allows: sim/placement.h
+        any_cpu = true;
+      } else {
+        cpu_pos = expr_pos();
+      }
     } else if (a == "affinity") {
       if (IsWord(Peek(), "all")) {
         Next();
@@ -1479,8 +1485,11 @@ void Parser::ParseThread(const Token& kw) {
     }
     std::vector<std::pair<uint8_t, int64_t>> args;
     for (const auto& [reg, p] : arg_pos) args.emplace_back(static_cast<uint8_t>(reg), EvalAt(p, i));
+    // `cpu any`: the default placement starts it on its lowest allowed CPU.
+    if (any_cpu) cpu = std::countr_zero(affinity);
     std::string tname = replicated ? name + std::to_string(r) : name;
     b_->Thread(tname, entry, static_cast<uint32_t>(cpu), affinity, std::move(args), registered);
+    if (any_cpu) b_->AnyCpu();
   }
   thread_count_ += static_cast<size_t>(count);
 }

@@ -325,7 +325,9 @@ std::string PrintScenario(const Scenario& s) {
     std::string entry = t.entry >= 0 && static_cast<size_t>(t.entry) < p.functions.size()
                             ? p.functions[t.entry].name
                             : std::string("<invalid function>");
-    out += "thread " + t.name + " entry " + entry + " cpu " + std::to_string(t.cpu);
+    // `cpu any` loses the default placement's CPU when it is not the lowest
+    // allowed one (`--placements all`): the parser starts it there.
+    out += "thread " + t.name + " entry " + entry + " cpu " + (t.any_cpu ? std::string("any") : std::to_string(t.cpu));
     if (t.affinity != ~0ull) {
       out += " affinity";
       bool first = true;

@@ -5,6 +5,7 @@
 #include "sim/builder.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -451,6 +452,12 @@ ScenarioBuilder& ScenarioBuilder::Thread(const std::string& name, const std::str
   t.loc = loc_;
   s_.threads.push_back(std::move(t));
   thread_entries_.push_back({entry, loc_});
+  return *this;
+}
+
+ScenarioBuilder& ScenarioBuilder::AnyCpu() {
+  if (s_.threads.empty()) throw std::logic_error("ScenarioBuilder::AnyCpu before any Thread");
+  s_.threads.back().any_cpu = true;
   return *this;
 }
 

@@ -202,6 +202,9 @@ class ScenarioBuilder {
                           bool registered = true);
   ScenarioBuilder& Native(const std::string& name, uint32_t cpu, NativeBody body, uint64_t affinity = ~0ull,
                           bool registered = true);
+  // The thread added last may start on any CPU its affinity allows (`cpu
+  // any`, ThreadSpec::any_cpu); its `cpu` stays the default placement's.
+  ScenarioBuilder& AnyCpu();
   // handler "" = ignore the signal.
   ScenarioBuilder& Signal(int signo, const std::string& handler, bool nodefer = false);
   ScenarioBuilder& Property(Expr e, std::string text = "");

@@ -16,6 +16,7 @@
 
 #include "sim/builder.h"
 #include "sim/diag.h"
+#include "sim/placement.h"
 #include "sim/fiber_pool.h"
 #include "sim/kernel/preempt_lock.h"
 #include "sim/thread_api.h"
@@ -313,6 +314,8 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     c.signo = from.signo;
     c.saved_blocked = from.saved_blocked;
   }
+  out->schedule.placement.clear();
+  if (const Placement* place = scheduler->InitialPlacement()) Place(*place, out);
   for (SimCpu& c : cpus_) {
     c.running = -1;
     c.queue.clear();
@@ -369,6 +372,24 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   out->extra_strings.clear();
   std::fill(fiber_active_.begin(), fiber_active_.end(), 0);
   if (live_threads_ == 0) finished_ = true;
+}
+
+void Machine::Place(const Placement& place, ExecutionResult* out) {
+  if (std::optional<std::string> why = ValidatePlacement(s_, place)) {
+    throw InputError("<schedule>", {}, "initial placement: " + *why, "",
+                     "the schedule was made for another scenario or other -D values");
+  }
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    SimThread& th = threads_[t];
+    th.cpu = place[t];
+    // The IDs glibc's registration leaves in the area (see the constructor).
+    if (th.rseq_area == 0) continue;
+    Store(th.rseq_area + kRseqOffCpuIdStart, static_cast<uint32_t>(th.cpu), 4);
+    Store(th.rseq_area + kRseqOffCpuId, static_cast<uint32_t>(th.cpu), 4);
+    if (NodeOf(th.cpu) != 0) ids_write_changed_ = true;
+    if (abi_->HasNodeAndMmCid()) Store(th.rseq_area + kRseqOffNodeId, NodeOf(th.cpu), 4);
+  }
+  out->schedule.placement = place;
 }
 
 bool Machine::IsValid(const Decision& d) const {

@@ -311,6 +311,10 @@ class Machine {
 
   // ---- driving (Simulator only) ----
   void Reset(Scheduler* scheduler, ExecutionResult* out);
+  // Reset's part for a scheduler's initial placement: each thread starts on
+  // place[t], with the IDs of that CPU in its rseq area; recorded in the
+  // schedule. Throws InputError for an invalid placement.
+  void Place(const Placement& place, ExecutionResult* out);
   // Runs thread `t`'s body on the current fiber until the execution ends or the
   // thread exits; switches to other threads' fibers through the FiberPool.
   void ThreadMain(int t);

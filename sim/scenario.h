@@ -70,14 +70,20 @@ using NativeBody = std::function<int64_t(ThreadApi&)>;
 struct ThreadSpec {
   std::string name;
   int32_t entry = -1;          // function index; -1 when `native` is set
-  uint32_t cpu = 0;            // initial CPU
+  uint32_t cpu = 0;            // initial CPU (with any_cpu: the default placement's)
   uint64_t affinity = ~0ull;   // allowed CPUs (bit i = CPU i), masked to the CPU count
+  // `cpu any` (or `rseqmc check --placements all`): the thread may start on
+  // any CPU its affinity allows, and exhaustive search explores every initial
+  // placement in one exploration (sim/placement.h). Not part of the
+  // scenario's fingerprint: a schedule token records the placement it ran.
+  bool any_cpu = false;
   std::vector<std::pair<uint8_t, int64_t>> args;  // initial registers (reg, value)
   bool rseq_registered = true; // registered at start with kRseqSig (glibc 2.35+ does this)
   NativeBody native;           // C++ body instead of IR (builder only; not printable)
   SourceLoc loc;
   friend bool operator==(const ThreadSpec& a, const ThreadSpec& b) {
     return a.name == b.name && a.entry == b.entry && a.cpu == b.cpu && a.affinity == b.affinity &&
+           a.any_cpu == b.any_cpu &&
            a.args == b.args && a.rseq_registered == b.rseq_registered &&
            static_cast<bool>(a.native) == static_cast<bool>(b.native);
   }

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "sim/diag.h"
 #include "sim/machine.h"
+#include "sim/placement.h"
 #include "sim/scenario.h"
 
 namespace rseqmc {
@@ -67,6 +69,7 @@ class Fnv32 {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 constexpr const char* kTokenPrefix = "rsq1.";
+constexpr const char* kTokenPrefix2 = "rsq2.";  // with an initial placement
 
 void PutVarint(std::string& out, uint64_t v) {
   while (v >= 0x80) {
@@ -137,6 +140,10 @@ std::string EncodeSchedule(const Scenario& s, const Schedule& schedule) {
   std::string bytes;
   PutVarint(bytes, ScenarioFingerprint(s));
   PutVarint(bytes, static_cast<uint64_t>(schedule.kernel));
+  if (!schedule.placement.empty()) {
+    PutVarint(bytes, schedule.placement.size());
+    for (uint8_t cpu : schedule.placement) PutVarint(bytes, cpu);
+  }
   PutVarint(bytes, schedule.entries.size());
   uint64_t prev = 0;
   for (const ScheduleEntry& e : schedule.entries) {
@@ -145,7 +152,7 @@ std::string EncodeSchedule(const Scenario& s, const Schedule& schedule) {
     PutVarint(bytes, static_cast<uint64_t>(e.decision.kind) << 6 | static_cast<uint8_t>(e.decision.cpu));
     PutVarint(bytes, static_cast<uint64_t>(static_cast<int64_t>(e.decision.arg) + 1));
   }
-  return kTokenPrefix + Base64Url(bytes);
+  return (schedule.placement.empty() ? kTokenPrefix : kTokenPrefix2) + Base64Url(bytes);
 }
 
 Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
@@ -157,9 +164,10 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
     throw fail(0, "not an rseqmc schedule token (tokens start with '" + prefix + "')",
                "copy the token printed after 'schedule:' by rseqmc run/check");
   }
-  if (token.compare(0, prefix.size(), prefix) != 0) {
+  const bool has_placement = token.compare(0, prefix.size(), kTokenPrefix2) == 0;
+  if (!has_placement && token.compare(0, prefix.size(), prefix) != 0) {
     throw fail(3, "schedule token version '" + token.substr(3, token.find('.') - 3) + "' is not supported",
-               "this rseqmc reads version 1 tokens ('" + prefix + "...')");
+               "this rseqmc reads version 1 and 2 tokens ('" + prefix + "...', '" + kTokenPrefix2 + "...')");
   }
   // base64url -> bytes
   std::string bytes;
@@ -210,6 +218,15 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
     throw fail(prefix.size(), "schedule token names an unknown kernel model");
   }
   out.kernel = static_cast<KernelModel>(kernel);
+  if (has_placement) {
+    const size_t at = prefix.size() + pos * 4 / 3;
+    out.placement.resize(get(kMaxThreads));
+    for (uint8_t& cpu : out.placement) cpu = static_cast<uint8_t>(get(kMaxCpus - 1));
+    if (std::optional<std::string> why = ValidatePlacement(s, out.placement)) {
+      throw fail(at, "schedule token holds an invalid initial placement: " + *why,
+                 "replay it on the scenario file and -D values it was printed for");
+    }
+  }
   const uint64_t n = get(bytes.size());  // each entry takes >= 3 bytes
   out.entries.reserve(n);
   uint64_t boundary = 0;

@@ -10,6 +10,9 @@
 // Token format (version 1): "rsq1." + base64url(varint stream), the stream being
 //   scenario fingerprint (u32), kernel model (u8), entry count, then per entry
 //   (boundary gap since the previous entry, kind<<6 | cpu, arg+1).
+// Version 2 ("rsq2."), written when the schedule has an initial placement:
+//   the same with, after the kernel model, the thread count and each
+//   thread's initial CPU. A schedule without one is still written as version 1.
 // Decoding checks the fingerprint, so a token made for another program (or other
 // -D values) fails with an InputError that says so.
 #ifndef RSEQMC_SIM_SCHEDULE_H_
@@ -39,6 +42,9 @@ struct ScheduleEntry {
 struct Schedule {
   std::vector<ScheduleEntry> entries;
   KernelModel kernel = KernelModel::kMmCid;
+  // The initial placement (Scheduler::InitialPlacement); empty = the
+  // scenario's own (each thread's `cpu`).
+  Placement placement;
   friend bool operator==(const Schedule&, const Schedule&) = default;
   // Number of injected events (entries that are not steps).
   uint32_t NumEvents() const;
@@ -57,6 +63,9 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token);
 class ReplayScheduler : public Scheduler {
  public:
   explicit ReplayScheduler(Schedule s) : schedule_(std::move(s)) {}
+  const Placement* InitialPlacement() const override {
+    return schedule_.placement.empty() ? nullptr : &schedule_.placement;
+  }
   void BeginExecution(const Machine&) override {
     next_ = 0;
     defaults_ahead = schedule_.entries.empty() ? ~0ull >> 1 : schedule_.entries[0].boundary;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rseqmc {
 
@@ -111,6 +112,11 @@ class SimClock {
   virtual int SelectTaskRq(int t, int prev_cpu) const = 0;
 };
 
+// An initial placement: the CPU each thread starts on (index = thread id),
+// chosen before the first step when threads may start on any CPU
+// (ThreadSpec::any_cpu, `cpu any`; sim/placement.h enumerates them).
+using Placement = std::vector<uint8_t>;
+
 class Scheduler {
  public:
   // The scheduler's simulated time, or nullptr (the default: untimed).
@@ -128,6 +134,13 @@ class Scheduler {
   virtual void EndExecution(const Machine& /*m*/) {}
   // True if the machine should record each transition's footprint (DPOR).
   virtual bool WantsFootprints() const { return false; }
+  // The initial placement of the next execution, asked once per execution
+  // after BeginExecution, or nullptr for the scenario's own (each thread's
+  // ThreadSpec::cpu). The choice before the first step: exhaustive search
+  // branches over it, replay gives the recorded one. It must be valid
+  // (ValidatePlacement in sim/placement.h: one CPU per thread, allowed by
+  // its affinity); an invalid one throws InputError from the run.
+  virtual const Placement* InitialPlacement() const { return nullptr; }
 
   // A scheduler may promise that its next `defaults_ahead` answers are the
   // default (Decision::Step(view.DefaultCpu())); the machine then takes those

@@ -32,6 +32,9 @@ uint64_t ExecutionResult::TraceHash() const {
                 static_cast<uint64_t>(static_cast<uint8_t>(e.decision.cpu)) << 8 |
                 static_cast<uint64_t>(static_cast<uint16_t>(e.decision.arg)) << 16);
   }
+  // The initial placement, when one was chosen (a schedule without one
+  // hashes as before placements existed).
+  for (uint8_t cpu : schedule.placement) w.push_back(0x91ace000u | cpu);
   for (const ThreadOutcome& o : threads) {
     w.push_back(static_cast<uint64_t>(o.ret));
     w.push_back(static_cast<uint64_t>(o.aborts) | static_cast<uint64_t>(o.exited) << 32);

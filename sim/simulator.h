@@ -103,7 +103,7 @@ struct ExecutionResult {
   uint64_t Read(uint64_t address, int bytes) const;
   // Final value of symbol element [cpu][index] (cpu ignored unless per-CPU).
   int64_t SymbolValue(const Scenario& s, const std::string& name, uint32_t cpu = 0, uint32_t index = 0) const;
-  // The determinism self-check's hash (XXH3-64) over the decisions (schedule),
+  // The determinism self-check's hash (XXH3-64) over the decisions (schedule, with its placement),
   // the final memory, each thread's return value, abort count and exit, the
   // step count and the verdict: a replay of `schedule` must give the same
   // value. 0 for a stopped execution (no verdict to check). Computed on each

@@ -159,7 +159,7 @@ TEST(RandomSchedulerTest, BoundedSchedulerPromisesTheSameExecutions) {
   bounds.max_preemptions = 0;
   RandomOptions ro;
   ro.max_events = bounds.max_events;
-  BoundedRandomScheduler fast(7, ro, bounds), slow_inner(7, ro, bounds);
+  BoundedRandomScheduler fast(s, 7, ro, bounds), slow_inner(s, 7, ro, bounds);
   EveryBoundary slow(slow_inner);
   Simulator sim_fast(s), sim_slow(s);
   ExecutionResult a, c;

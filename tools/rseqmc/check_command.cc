@@ -33,6 +33,7 @@
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
 #include "sim/kernel_model.h"
+#include "sim/placement.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -100,6 +101,7 @@ struct CheckArgs {
   std::optional<uint64_t> max_steps;
   StateStorage state_storage = StateStorage::kHash128;
   uint32_t bitstate_log2 = kDefaultBitstateLog2;
+  bool all_placements = false;  // --placements all
   bool help = false;
 };
 
@@ -144,6 +146,11 @@ po::options_description VisibleOptions() {
        "skipped by hash collisions (the omission estimate).")
       ("bitstate-log2", po::value<std::string>()->value_name("N"),
        "bitstate: the array holds 2^N bits (10 .. 40; default 27 = 16 MiB).")
+      ("placements", po::value<std::string>()->value_name("MODE"),
+       "Initial placements: 'scenario' (default: threads start where the scenario says; `cpu any` "
+       "threads on any CPU) or 'all' (every thread may start on any CPU its affinity allows). The "
+       "exhaustive strategies explore every placement in one exploration, random and pct draw one "
+       "per execution; a counterexample's token records its placement.")
       ("json", po::bool_switch(),
        "Print one JSON object per scenario, one per line; a counterexample carries its execution "
        "(docs/trace-schema.md).")
@@ -231,6 +238,10 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   if (given("checkpoint")) {
     a.checkpoint = text("checkpoint");
     if (a.checkpoint->empty()) throw UsageError("--checkpoint needs a file name");
+  }
+  if (given("placements")) {
+    if (text("placements") != "all" && text("placements") != "scenario") throw bad("placements", "expected all or scenario");
+    a.all_placements = text("placements") == "all";
   }
   if (given("state-storage")) {
     const std::optional<StateStorage> m = ParseStateStorage(text("state-storage"));
@@ -561,6 +572,7 @@ class Checker {
     out << "\n";
     out << "explored: " << Plural(c.res.executions, "execution") << " (" << c.res.redundant << " redundant), "
         << Plural(c.res.distinct_outcomes, "distinct outcome") << ", depth " << c.res.max_depth;
+    if (const uint64_t n = PlacementSpace(s).size(); n > 1) out << ", " << n << " initial placements";
     if (a_.strategy == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state") << StorageText(c.res);
     out << ", " << Seconds(c.res.elapsed_s);
     if (c.res.resumed_executions != 0) out << ", resumed after " << c.res.resumed_executions;
@@ -590,7 +602,7 @@ class Checker {
             << "; this is the smallest failing schedule found so far\n";
       }
       out << FormatTimeline(s, cx.run) << "\n";
-      out << "schedule: " << cx.token << " (minimised)\n" << FormatScheduleEntries(cx.schedule);
+      out << "schedule: " << cx.token << " (minimised)\n" << FormatScheduleEntries(s, cx.schedule);
       out << "replay:   " << ReplayCommand(t, cx.token) << "\n";
     }
     out << "\n";
@@ -675,7 +687,8 @@ class Checker {
       << JsonQuote(VerdictName(t.expected())) << ",\"as_expected\":" << (c.as_expected ? "true" : "false")
       << ",\"result\":" << JsonQuote(ResultWord(c)) << ",\"executions\":" << r.executions
       << ",\"redundant\":" << r.redundant << ",\"distinct_outcomes\":" << r.distinct_outcomes
-      << ",\"max_depth\":" << r.max_depth << ",\"states\":" << r.states << ",\"bound_level\":" << r.bound_level
+      << ",\"max_depth\":" << r.max_depth << ",\"placements\":" << PlacementSpace(t.scenario).size()
+      << ",\"states\":" << r.states << ",\"bound_level\":" << r.bound_level
       << ",\"complete\":" << (r.complete ? "true" : "false") << ",\"stop_reason\":" << JsonQuote(r.stop_reason)
       << ",\"interrupted\":" << (c.interrupted ? "true" : "false")
       << ",\"resumed_executions\":" << r.resumed_executions << ",\"elapsed_s\":" << elapsed
@@ -760,7 +773,8 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
   const KernelVersion chosen = ChosenKernel(a.kernel);
   if (a.files.empty()) {
     for (const BuiltinScenario& b : BuiltinScenarios()) {
-      const Scenario s = ParseScenario(b.text, b.path);
+      Scenario s = ParseScenario(b.text, b.path);
+      if (a.all_placements) AllowEveryPlacement(s);
       if (a.kernel) {
         if (AbiFor(chosen.model).NotApplicable(s)) continue;
         targets.push_back({b.name, b.name, s, chosen, {}});
@@ -778,6 +792,7 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
   }
   for (const std::string& f : a.files) {
     Scenario s = LoadScenario(f, a.defines);
+    if (a.all_placements) AllowEveryPlacement(s);
     const KernelVersion k = ChosenKernel(a.kernel, s);
     targets.push_back({f, f, std::move(s), k, {}});
   }
@@ -792,7 +807,8 @@ std::string CheckHelp() {
          "                    [--preemption-bound P] [--max-migrations M] [--max-signals S] [--max-ipis I]\n"
          "                    [--iterative] [--seed N] [--pct-depth D] [-D NAME=VALUE]... [--kernel VERSION]\n"
          "                    [--max-steps N] [--max-executions N] [--time-limit SECONDS]\n"
-         "                    [--max-memory BYTES] [--checkpoint FILE] [--json] [--html OUT]\n"
+         "                    [--max-memory BYTES] [--checkpoint FILE] [--placements all|scenario]\n"
+         "                    [--json] [--html OUT]\n"
          "\n"
          "Model-checks each scenario FILE (a .rsq file, or the name of a built-in scenario as shown by\n"
          "'rseqmc list'): explores its executions with at most K injected events each, stops at the\n"

@@ -24,6 +24,8 @@
 #include "scenarios/builtin.h"
 #include "sim/diag.h"
 #include "sim/kernel_model.h"
+#include "sim/placement.h"
+#include "sim/schedule.h"
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
 #include "tools/rseqmc/options.h"
@@ -263,6 +265,17 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
       s = LoadScenario(f, d);
     }
     scenarios.push_back(std::move(s));
+  }
+  if (!o.schedule.empty()) {
+    // A token with an initial placement (sim/placement.h): the harness
+    // starts each thread on its ThreadSpec::cpu, so it runs the scenario
+    // placed there, under the same decisions.
+    Schedule forced = DecodeSchedule(scenarios[0], o.schedule);
+    if (!forced.placement.empty()) {
+      scenarios[0] = WithPlacement(scenarios[0], forced.placement);
+      forced.placement.clear();
+      o.schedule = EncodeSchedule(scenarios[0], forced);
+    }
   }
 
   g_stop.store(false);

@@ -19,6 +19,7 @@
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
 #include "sim/kernel_model.h"
+#include "sim/placement.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -193,6 +194,9 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
     std::cout << FormatTimeline(s, r) << "\n";
     std::cout << "schedule: " << token
               << (replay ? std::string(" (replayed)") : " (seed " + std::to_string(seed) + ")") << "\n";
+    if (!r.schedule.placement.empty()) {
+      std::cout << "          initial placement: " << DescribePlacement(s, r.schedule.placement) << "\n";
+    }
     std::cout << "replay:   " << command << "\n";
   }
   return r.verdict == Verdict::kPass ? kExitPass : kExitFail;

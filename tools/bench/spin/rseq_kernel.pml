@@ -66,7 +66,7 @@
  *                                   Here each thread's CPU is chosen
  *                                   nondeterministically (any of the 2^NT
  *                                   placements in one search); rseqmc gets
- *                                   one run per placement (-D PLACE=p, see
+ *                                   the same with `--placements all` (see
  *                                   tools/bench/spin_compare)
  *
  * Where the two differ (none of it changes which final states are reachable;
