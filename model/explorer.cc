@@ -300,6 +300,7 @@ struct Node {
   std::vector<SleepEntry> sleep;
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
+  std::pair<uint64_t, uint64_t> state{};  // stateful search: Machine::StateHash here
 
   // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
   void Resize(size_t nthreads) {
@@ -404,15 +405,22 @@ class DfsEngine : public Scheduler {
       return ToDecision(m, n.alts[n.alt]);
     }
     // A new node.
+    std::pair<uint64_t, uint64_t> state{};
     if (stateful_) {
-      if (!visited_.Insert(m.StateHash(mm_cid_observable_, bounded_kinds_))) {
-        stopped_redundant_ = true;
+      state = m.StateHash(mm_cid_observable_, bounded_kinds_);
+      if (!visited_.Insert(state)) {
+        if (FairCycle(m, state)) {
+          deadlock_ = true;
+        } else {
+          stopped_redundant_ = true;
+        }
         return Decision::Stop();
       }
     }
     if (top_ == stack_.size()) stack_.emplace_back().Resize(s_.threads.size());
     Node& n = stack_[top_++];
     n.Reset();
+    n.state = state;
     n.writes_before = path_writes_;
     if (dpor_ && depth_ > 0) {
       const Node& parent = stack_[depth_ - 1];
@@ -453,7 +461,7 @@ class DfsEngine : public Scheduler {
         stopped_redundant_ = true;
       } else {
         deadlock_ = true;
-        livelock_cycle_ = DescribeSpins(m);
+        livelock_cycle_ = "every running thread spins on memory that no thread will change: " + DescribeSpins(m);
       }
       return Decision::Stop();
     }
@@ -549,7 +557,7 @@ class DfsEngine : public Scheduler {
         // Replaying this schedule runs the spinners to the step budget,
         // where the machine finds no progress: kLivelock too.
         r.verdict = Verdict::kLivelock;
-        r.message = "every running thread spins on memory that no thread will change: " + livelock_cycle_;
+        r.message = livelock_cycle_;
       }
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, depth_);
@@ -856,6 +864,35 @@ class DfsEngine : public Scheduler {
     }
   }
   bool Spinning(const Machine&, int t) const { return spins_[t].spinning; }
+
+  // Stateful search: the state just reached (`state`, already visited) is
+  // that of node i of the current path, and in the transitions since then
+  // every runnable thread (running or queued) ran one: a fair cycle. Repeating it is an
+  // infinite execution that real parallel CPUs can run, with no progress
+  // (the state hash covers memory, exits, observations and the event count),
+  // so a livelock; sets livelock_cycle_. A cycle that leaves out a CPU whose
+  // thread is runnable is unfair (the waiters on CPU 0 of
+  // tests/data/yield_wait_remote_holder.rsq while the holder waits on CPU 1)
+  // (nor is one that leaves a queued thread waiting: only the event bound
+  // keeps the tick from preempting) and only pruned, as every revisit is.
+  bool FairCycle(const Machine& m, const std::pair<uint64_t, uint64_t>& state) {
+    size_t i = 0;
+    while (i < depth_ && stack_[i].state != state) ++i;
+    if (i == depth_) return false;
+    for (int u = 0; u < m.num_threads(); ++u) {
+      if (m.thread(u).state != ThreadState::kRunnable) continue;
+      bool ran = false;
+      for (size_t j = i; j < depth_ && !ran; ++j) {
+        const Alt& a = stack_[j].alts[stack_[j].alt];
+        ran = a.kind == DecisionKind::kStep && a.thread == u;
+      }
+      if (!ran) return false;
+    }
+    livelock_cycle_ = "the state at boundary " + std::to_string(i) + " comes back " + std::to_string(depth_ - i) +
+                      " boundaries later, every runnable thread having run in between: a fair cycle without " +
+                      "progress (no exit, observation, event or memory change), repeated forever";
+    return true;
+  }
   // The states a thread's history keeps since the last write. A loop that
   // passes through more distinct states than this without any write (a retry
   // count in a register, as in abort_retry_livelock) is no busy-wait the
@@ -1078,7 +1115,7 @@ class DfsEngine : public Scheduler {
   size_t depth_ = 0;
   bool stopped_redundant_ = false;
   bool deadlock_ = false;
-  std::string livelock_cycle_;  // DescribeSpins when deadlock_
+  std::string livelock_cycle_;  // the livelock's message when deadlock_ (DescribeSpins, FairCycle)
   uint64_t path_writes_ = 0;  // transitions on the path that changed something (see NoteTransition)
   // The execution being run (its memory is the machine's data memory) and a
   // copy of that memory as of the last noted transition (MemoryChanged).
@@ -1380,7 +1417,14 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       sim.RunInto(*sched, r);
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, r.steps);
-      go = after(r);
+      if (r.stopped) {
+        // The machine abandoned an unfair execution at the step budget
+        // (Machine::FairWindow): no verdict, no outcome.
+        ++res.redundant;
+        go = keep_going();
+      } else {
+        go = after(r);
+      }
       if (o.snapshot && (go || res.stop_reason != "failure")) take_snapshot(!go, [](SnapshotWriter&) {});
     }
   } else {

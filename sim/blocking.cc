@@ -146,7 +146,7 @@ void Machine::Wake(int t, int64_t ret, int waker) {
   }
   if (record_) Record(TraceKind::kWake, th.cpu, t, th.cur().pc, waker, ret);
   Enqueue(th.cpu, t);
-  if (cpus_[last_cpu_].running < 0) last_cpu_ = th.cpu;
+  if (cpus_[last_cpu_].running < 0) MoveDefaultCpu(th.cpu, /*runs=*/false);
 }
 
 void Machine::OnAllIdle() {
@@ -197,6 +197,15 @@ void Machine::WakeDue(uint64_t horizon_ns) {
   next_due_ns_ = next;
 }
 
+bool Machine::FairWindow() {
+  for (int c = 0; c < num_cpus_; ++c) {
+    if ((c == last_cpu_ && !default_waiting_) || cpus_[c].running < 0) continue;
+    const uint64_t since = std::max(cpus_[c].ran_until, opt_.max_steps / 2);
+    if (steps_ > since) window_max_wait_ = std::max(window_max_wait_, steps_ - since);
+  }
+  return window_max_wait_ <= fair_wait_ + static_cast<uint64_t>(num_cpus_);
+}
+
 bool Machine::CheckStepBudget() {
   size_t observed = 0;
   for (const ThreadOutcome& o : out_->threads) observed += o.observed.size();
@@ -208,13 +217,24 @@ bool Machine::CheckStepBudget() {
     mid_wakes_ = wakes_;
     mid_observed_ = observed;
     mid_memory_.assign(mem_, mem_ + data_bytes);
+    window_max_wait_ = 0;
     step_check_ = opt_.max_steps;
     if (steps_ < opt_.max_steps) return true;
   }
   const bool progress = live_threads_ != mid_live_ || wakes_ != mid_wakes_ || observed != mid_observed_ ||
                         (data_bytes != 0 && std::memcmp(mid_memory_.data(), mem_, data_bytes) != 0);
   const std::string span = "steps " + std::to_string(opt_.max_steps / 2) + ".." + std::to_string(opt_.max_steps);
-  if (progress) {
+  if (!progress && !FairWindow()) {
+    // No livelock verdict for a window in which a scheduler's own choices
+    // kept a CPU with a runnable thread from running: real CPUs run in
+    // parallel, so no machine runs that window. Abandoned like an explorer's
+    // redundant execution: every fair continuation of its prefix is another
+    // schedule (the default continuation is fair: RotateToStarvedCpu).
+    out_->stopped = true;
+    out_->message = "no progress in " + span + ", but the schedule kept a CPU with a runnable thread from running for " +
+                    std::to_string(window_max_wait_) + " steps (more than " + std::to_string(fair_wait_) +
+                    " + one per CPU): an unfair schedule, not a livelock";
+  } else if (progress) {
     out_->verdict = Verdict::kStepLimit;
     out_->message = "execution exceeded " + std::to_string(opt_.max_steps) +
                     " steps while threads still made progress in " + span + " (raise --max-steps)";

@@ -190,7 +190,11 @@ void Machine::Save(MachineCheckpoint& ck) const {
   for (size_t c = 0; c < cpus_.size(); ++c) {
     ck.cpus[c].running = cpus_[c].running;
     ck.cpus[c].queue.assign(cpus_[c].queue.begin(), cpus_[c].queue.end());
+    ck.cpus[c].ran_until = cpus_[c].ran_until;
   }
+  ck.fair_check = fair_check_;
+  ck.window_max_wait = window_max_wait_;
+  ck.default_waiting = default_waiting_;
   ck.out.resize(out_->threads.size());
   for (size_t t = 0; t < out_->threads.size(); ++t) {
     const ThreadOutcome& o = out_->threads[t];
@@ -228,7 +232,12 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   for (size_t c = 0; c < cpus_.size(); ++c) {
     cpus_[c].running = ck.cpus[c].running;
     cpus_[c].queue.assign(ck.cpus[c].queue.begin(), ck.cpus[c].queue.end());
+    cpus_[c].ran_until = ck.cpus[c].ran_until;
   }
+  fair_wait_ = FairWaitSteps();
+  fair_check_ = ck.fair_check;
+  window_max_wait_ = ck.window_max_wait;
+  default_waiting_ = ck.default_waiting;
   for (size_t t = 0; t < out->threads.size(); ++t) {
     ThreadOutcome& o = out->threads[t];
     const MachineCheckpoint::Out& c = ck.out[t];
@@ -256,6 +265,7 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   wakes_ = ck.wakes;
   mid_taken_ = ck.mid_taken;
   step_check_ = mid_taken_ ? opt_.max_steps : opt_.max_steps / 2;
+  check_at_ = std::min(step_check_, fair_check_);
   if (mid_taken_) {
     mid_live_ = ck.mid_live;
     mid_wakes_ = ck.mid_wakes;
@@ -353,6 +363,12 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   wakes_ = 0;
   step_check_ = opt_.max_steps / 2;
   mid_taken_ = false;
+  fair_wait_ = FairWaitSteps();
+  for (SimCpu& c : cpus_) c.ran_until = 0;
+  fair_check_ = fair_wait_;
+  check_at_ = std::min(step_check_, fair_check_);
+  window_max_wait_ = 0;
+  default_waiting_ = false;
   total_events_ = 0;
   for (uint32_t& e : events_) e = 0;
   finished_ = false;
@@ -476,7 +492,11 @@ bool Machine::Boundary(int self) {
 
 int Machine::Decide() {
   if (finished_) return -1;
-  if (steps_ >= step_check_ && !CheckStepBudget()) return -1;
+  if (steps_ >= check_at_) {
+    if (steps_ >= step_check_ && !CheckStepBudget()) return -1;
+    if (steps_ >= fair_check_) RotateToStarvedCpu();
+    check_at_ = std::min(step_check_, fair_check_);
+  }
   if (clock_ != nullptr && next_due_ns_ <= clock_->HorizonNs()) WakeDue(clock_->HorizonNs());
   int cpu;
   for (;;) {
@@ -519,7 +539,7 @@ int Machine::Decide() {
       return -1;
     }
   }
-  last_cpu_ = cpu;
+  MoveDefaultCpu(cpu, /*runs=*/true);
   const int t = cpus_[cpu].running;
   SimThread& th = threads_[t];
   TouchThread(t);
@@ -551,12 +571,13 @@ void Machine::RunDirect() {
       // (Without a promised default, e.g. under exhaustive search, Step alone.)
       if (plain && sched_->defaults_ahead > 0) {
         Scheduler& s = *sched_;
-        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, step_check_ - steps_ - 1));
+        // Up to the next budget or fairness check (check_at_ > steps_ here).
+        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, check_at_ > steps_ + 1 ? check_at_ - steps_ - 1 : 0));
         if (n > 0) {
           // n instructions over n - 1 promised default boundaries.
           s.defaults_ahead -= n - 1;
           boundary_ += n - 1;
-          if (s.defaults_ahead == 0 || steps_ >= step_check_) break;
+          if (s.defaults_ahead == 0 || steps_ >= check_at_) break;
           // The instruction RunPlain stopped at takes the next default: no
           // plain instruction changes what the checks below look at.
           --s.defaults_ahead;
@@ -569,7 +590,7 @@ void Machine::RunDirect() {
       // A promised default boundary (Scheduler::defaults_ahead) where t goes
       // on with nothing to do on the way back to user space: what Decide
       // does there, without the call. Anything else goes through Decide.
-      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= step_check_) break;
+      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= check_at_) break;
       const SimThread& th = threads_[t];
       if (cpus_[last_cpu_].running != t || th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked)) {
         break;
@@ -586,12 +607,50 @@ void Machine::EndExecution() {
   finished_ = true;
 }
 
+uint64_t Machine::FairWaitSteps() const { return std::max<uint64_t>(1, std::min(kFairWaitSteps, opt_.max_steps / 4)); }
+
+void Machine::MoveDefaultCpu(int cpu, bool runs) {
+  if (cpu != last_cpu_) {
+    if (cpus_[last_cpu_].running >= 0) {
+      // The CPU left waits from now if it ran, else since it began waiting.
+      if (!default_waiting_) cpus_[last_cpu_].ran_until = steps_;
+      NoteWaitStart(cpus_[last_cpu_].ran_until);
+    }
+    last_cpu_ = cpu;
+    default_waiting_ = true;
+  }
+  if (!runs || !default_waiting_) return;
+  default_waiting_ = false;
+  if (mid_taken_) {
+    const uint64_t since = std::max(cpus_[cpu].ran_until, opt_.max_steps / 2);
+    if (steps_ > since) window_max_wait_ = std::max(window_max_wait_, steps_ - since);
+  }
+}
+
+void Machine::RotateToStarvedCpu() {
+  int oldest = -1;
+  for (int c = 0; c < num_cpus_; ++c) {
+    if (c == last_cpu_ || cpus_[c].running < 0) continue;
+    if (oldest < 0 || cpus_[c].ran_until < cpus_[oldest].ran_until) oldest = c;
+  }
+  if (oldest >= 0 && steps_ - cpus_[oldest].ran_until >= fair_wait_) MoveDefaultCpu(oldest, /*runs=*/false);
+  fair_check_ = ~0ull;
+  for (int c = 0; c < num_cpus_; ++c) {
+    if (c != last_cpu_ && cpus_[c].running >= 0) fair_check_ = std::min(fair_check_, cpus_[c].ran_until + fair_wait_);
+  }
+}
+
 void Machine::Enqueue(int cpu, int t) {
   SimCpu& c = cpus_[cpu];
   threads_[t].cpu = cpu;
   TouchCpu(cpu);
   TouchThread(t);
   if (c.running < 0) {
+    // An idle CPU other than the default starts waiting to run t now.
+    if (cpu != last_cpu_) {
+      c.ran_until = steps_;
+      NoteWaitStart(steps_);
+    }
     SwitchIn(cpu, t, -1);
   } else {
     c.queue.push_back(t);
@@ -644,7 +703,7 @@ void Machine::PickNext(int cpu, int next) {
     for (int i = 1; i <= num_cpus_; ++i) {
       int cand = (last_cpu_ + i) % num_cpus_;
       if (cpus_[cand].running >= 0) {
-        last_cpu_ = cand;
+        MoveDefaultCpu(cand, /*runs=*/false);
         break;
       }
     }
@@ -698,7 +757,7 @@ void Machine::ApplyEvent(const Decision& d) {
       PickNext(cpu, -1);
       abi_->SchedMmCidMigrateTo(*this, t, cpu, d.arg);
       Enqueue(d.arg, t);
-      if (cpus_[last_cpu_].running < 0) last_cpu_ = d.arg;
+      if (cpus_[last_cpu_].running < 0) MoveDefaultCpu(d.arg, /*runs=*/false);
       break;
     }
     case DecisionKind::kSignal:
@@ -1430,7 +1489,7 @@ bool Machine::ExecSyscall(int t, const Instr& in) {
         PickNext(from, -1);
         abi_->SchedMmCidMigrateTo(*this, t, from, to);
         Enqueue(to, t);
-        if (cpus_[last_cpu_].running < 0) last_cpu_ = to;
+        if (cpus_[last_cpu_].running < 0) MoveDefaultCpu(to, /*runs=*/false);
       }
       break;
     }

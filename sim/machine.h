@@ -11,6 +11,7 @@
 #ifndef RSEQMC_SIM_MACHINE_H_
 #define RSEQMC_SIM_MACHINE_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -126,7 +127,23 @@ struct RfcProcess {
 struct SimCpu {
   int running = -1;                 // thread id, -1 = idle
   std::vector<int32_t> queue;       // FIFO run queue (thread ids), excluding `running`
+  // Machine::steps() since which this CPU, not the default CPU, has waited
+  // to run its thread: when the default moved away from it, or when a thread
+  // arrived on it while it was idle (Machine::LastRanStep).
+  uint64_t ran_until = 0;
 };
+
+// Fairness across CPUs of the default continuation (Machine::Decide): a CPU
+// whose thread has waited this many steps while other CPUs ran becomes the
+// default CPU. Real CPUs run in parallel; a default that stayed on one CPU
+// would run threads there that wait with sched_yield() or spin for a thread
+// runnable on another CPU forever, and the step budget would call that a
+// livelock that no real machine has (tests/data/yield_wait_remote_holder.rsq).
+// 1,000 steps: far longer than any critical section or commit sequence of
+// the built-in scenarios (so short executions are unchanged), far shorter
+// than the budget's 50,000-step window (so the window sees every CPU run
+// about 50 times). Capped at max_steps / 4 for small budgets (FairWaitSteps).
+inline constexpr uint64_t kFairWaitSteps = 1000;
 
 // The state of an all-IR execution at one boundary, before the scheduler's
 // choice there (Machine::Save / Machine::ResumeFrom). Exhaustive search keeps
@@ -158,6 +175,8 @@ struct MachineCheckpoint {
   int mid_live = 0;
   bool mid_taken = false;
   std::vector<uint8_t> mid_memory;
+  uint64_t fair_check = 0, window_max_wait = 0;
+  bool default_waiting = false;
 };
 
 class Machine {
@@ -171,7 +190,19 @@ class Machine {
   int num_threads() const { return static_cast<int>(threads_.size()); }
   const SimThread& thread(int t) const { return threads_[t]; }
   const SimCpu& cpu(int c) const { return cpus_[c]; }
+  // The CPU whose thread a default decision runs (Decide): the CPU that ran
+  // the previous instruction, unless another CPU's thread has waited
+  // FairWaitSteps(); then the CPU that has waited longest.
   int default_cpu() const { return last_cpu_; }
+  // The step count at which CPU c last ran an instruction (steps() for the
+  // default CPU), or since which its thread waits (SimCpu::ran_until).
+  uint64_t LastRanStep(int c) const {
+    return c == last_cpu_ && !default_waiting_ ? steps_ : cpus_[c].ran_until;
+  }
+  // kFairWaitSteps, or max_steps / 4 if smaller (at least 1): the longest a
+  // CPU with a runnable thread waits under the default continuation, plus
+  // one step per other CPU starved at the same time.
+  uint64_t FairWaitSteps() const;
   uint64_t steps() const { return steps_; }
   // The simulated clock in ns (sim/blocking.cc: it moves only when every CPU is idle).
   uint64_t now_ns() const { return now_ns_; }
@@ -398,6 +429,21 @@ class Machine {
   // until a thread is chosen to run, then does its return-to-user work.
   // Returns that thread, or -1 if the execution ended.
   int Decide();
+  // Makes `cpu` the default CPU (last_cpu_). `runs`: it runs the next
+  // instruction (Decide's choice), which ends its wait (the wait's length
+  // counts for the livelock window's fairness, window_max_wait_); else it
+  // only became the default (a rotation, or the old default went idle) and
+  // keeps waiting until it runs. The CPU left starts waiting if it ran.
+  void MoveDefaultCpu(int cpu, bool runs);
+  // A CPU that has a thread started waiting at step `since`.
+  void NoteWaitStart(uint64_t since) {
+    fair_check_ = std::min(fair_check_, since + fair_wait_);
+    check_at_ = std::min(check_at_, fair_check_);
+  }
+  // At Decide when steps_ >= fair_check_: the default CPU moves to the CPU
+  // that has waited longest if that is FairWaitSteps() or more; fair_check_
+  // becomes the step at which the next CPU's wait reaches it.
+  void RotateToStarvedCpu();
   // Throws the InputError for decision `d`, invalid at `boundary`.
   [[noreturn, gnu::cold, gnu::noinline]] void InvalidDecision(const Decision& d, uint64_t boundary) const;
   // Thread t returned from its entry function with value v.
@@ -500,8 +546,15 @@ class Machine {
   void OnAllIdle();
   // Decide() at steps_ == step_check_: at half the budget records what
   // progress is measured against; at the budget ends the execution with
-  // kLivelock (no progress since) or kStepLimit. Returns false if it ended.
+  // kLivelock (no progress since, in a fair window: FairWindow) or
+  // kStepLimit. Returns false if it ended.
   bool CheckStepBudget();
+  // At the budget: true if no CPU with a runnable thread waited more than
+  // FairWaitSteps() + num_cpus() steps in the budget's second half (what the
+  // default continuation guarantees: RotateToStarvedCpu moves to one starved
+  // CPU per step). Only such a window can give kLivelock; an unfair one ends
+  // the execution as stopped.
+  bool FairWindow();
 
   const Scenario& s_;
   const RunOptions& opt_;
@@ -566,6 +619,17 @@ class Machine {
   int mid_live_ = 0;
   uint64_t mid_wakes_ = 0, mid_observed_ = 0;
   std::vector<uint8_t> mid_memory_;  // data memory below the rseq areas at the midpoint
+  // Fairness of the default continuation (RotateToStarvedCpu): the wait
+  // bound, the step at which a rotation may be due (may be early, never
+  // late), min(step_check_, fair_check_), and the longest wait of a CPU with
+  // a thread in the budget's second half (CheckStepBudget).
+  uint64_t fair_wait_ = kFairWaitSteps;
+  uint64_t fair_check_ = ~0ull;
+  uint64_t check_at_ = 0;
+  uint64_t window_max_wait_ = 0;
+  // The default CPU has not run since it became the default (its wait goes
+  // on from its ran_until).
+  bool default_waiting_ = false;
 };
 
 }  // namespace rseqmc

@@ -84,7 +84,10 @@ struct ExecutionResult {
   Schedule schedule;              // replays this execution exactly
   Trace trace;                    // empty unless RunOptions::record_trace
   uint64_t steps = 0;             // IR instructions executed
-  bool stopped = false;           // the scheduler ended it early (Decision::Stop); no verdict
+  // The scheduler ended it early (Decision::Stop), or the machine abandoned
+  // it at the step budget because the scheduler's choices starved a CPU
+  // (Machine::FairWindow; `message` says so); no verdict.
+  bool stopped = false;
   uint32_t events[kNumDecisionKinds] = {};  // injected events by kind (kStep unused)
   std::vector<std::string> extra_strings;  // observe names from native threads (ids after Program::strings)
   std::vector<AccessEntry> accesses;  // empty unless RunOptions::record_accesses (sim/access_log.h)

@@ -4,6 +4,7 @@
 // planted bugs under scenarios/buggy/, and hundreds of threads.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "model/explorer.h"
 #include "scenarios/parser.h"
 #include "sim/builder.h"
+#include "sim/machine.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -432,6 +434,116 @@ TEST(BlockingTest, FourHundredThreadsOnThirtyTwoCpus) {
   EXPECT_EQ(r2.verdict, Verdict::kPass);
   EXPECT_EQ(r2.TraceHash(), r.TraceHash());
   (void)high;
+}
+
+// ---- Fairness of the default continuation (Machine::RotateToStarvedCpu) ----
+
+Scenario YieldWait(int64_t release) {
+  return ParseScenarioFile(std::string(RSEQMC_SOURCE_DIR) + "/tests/data/yield_wait_remote_holder.rsq",
+                           {{"RELEASE", release}});
+}
+
+// Chooses every boundary itself (no promised defaults): the default CPU, or
+// CPU 0 whenever it has a thread (`starve`: a schedule unfair to CPU 1).
+class EveryBoundary : public Scheduler {
+ public:
+  explicit EveryBoundary(bool starve) : starve_(starve) {}
+  Decision Choose(const ChoiceView& v) override {
+    return starve_ && v.Runnable(0) ? Decision::Step(0) : Decision::Step(v.DefaultCpu());
+  }
+
+ private:
+  bool starve_;
+};
+
+// Two sched_yield() waiters on CPU 0, the lock holder on CPU 1: the default
+// continuation used to run CPU 0 alone for 100,000 steps and call it a
+// livelock. Now CPU 1 becomes the default after kFairWaitSteps: the empty
+// schedule passes, and the same execution results whether the machine asks
+// at every boundary or takes promised defaults (the replay's fast path).
+TEST(BlockingTest, DefaultContinuationRotatesToAStarvedCpu) {
+  const Scenario s = YieldWait(1);
+  const ExecutionResult fast = RunSchedule(s, Schedule{}, /*trace=*/true);
+  EXPECT_EQ(fast.verdict, Verdict::kPass) << fast.message;
+  EXPECT_EQ(fast.steps, 1018u);
+  EXPECT_TRUE(fast.schedule.entries.empty());
+  RunOptions o;
+  o.record_trace = true;
+  Simulator sim(s, o);
+  EveryBoundary every(/*starve=*/false);
+  const ExecutionResult slow = sim.Run(every);
+  EXPECT_EQ(slow.verdict, Verdict::kPass);
+  EXPECT_EQ(slow.TraceHash(), fast.TraceHash());
+  // The holder's first instruction is the one after kFairWaitSteps of CPU 0
+  // (trace steps count from 1).
+  uint64_t first_cpu1 = ~0ull;
+  for (const TraceEntry& e : fast.trace) {
+    if (e.cpu == 1 && e.kind == TraceKind::kStep) first_cpu1 = std::min(first_cpu1, e.step);
+  }
+  EXPECT_EQ(first_cpu1, kFairWaitSteps + 1);
+}
+
+// A scheduler that keeps CPU 1's runnable thread from running gets no
+// livelock verdict: the machine abandons the unfair window (stopped, with a
+// message saying so), for the holder that would release and for the one that
+// would not.
+TEST(BlockingTest, UnfairWindowIsNoLivelock) {
+  for (const int64_t release : {1, 0}) {
+    SCOPED_TRACE(release);
+    const Scenario s = YieldWait(release);
+    RunOptions o;
+    o.max_steps = 4000;
+    Simulator sim(s, o);
+    EveryBoundary starve(/*starve=*/true);
+    const ExecutionResult r = sim.Run(starve);
+    EXPECT_TRUE(r.stopped);
+    EXPECT_EQ(r.steps, 4000u);
+    EXPECT_NE(r.message.find("an unfair schedule, not a livelock"), std::string::npos) << r.message;
+  }
+}
+
+// The reproducer under every exhaustive strategy at 0 and 1 events. Its first
+// execution (the default continuation) used to be the false livelock. Stateful
+// search completes and passes; DFS and DPOR explore every position of the
+// holder's store among the waiters' loads, a space that grows with the
+// 1,000-step fair wait, so they are bounded here to their first 100
+// executions, which must all pass. The twin whose holder never releases is a
+// livelock under all three (stateful: a fair cycle of the two waiters), and
+// the counterexample's token replays to the same trace.
+TEST(BlockingTest, YieldWaitForARemoteHolderIsNoLivelock) {
+  struct Case {
+    StrategyKind k;
+    uint32_t events;
+    uint64_t executions;  // of the passing scenario
+  };
+  for (const Case& c : {Case{StrategyKind::kDfs, 0, 100}, Case{StrategyKind::kDfs, 1, 100},
+                        Case{StrategyKind::kDpor, 0, 100}, Case{StrategyKind::kDpor, 1, 100},
+                        Case{StrategyKind::kStateful, 0, 44}, Case{StrategyKind::kStateful, 1, 840}}) {
+    SCOPED_TRACE(std::string(StrategyName(c.k)) + " K=" + std::to_string(c.events));
+    ExploreOptions o;
+    o.strategy = c.k;
+    o.bounds.max_events = c.events;
+    o.run.max_steps = 20000;
+    if (c.k != StrategyKind::kStateful) o.max_executions = 100;
+    const ExploreResult pass = Explore(YieldWait(1), o);
+    EXPECT_FALSE(pass.failure.has_value()) << pass.failure->message;
+    EXPECT_EQ(pass.executions, c.executions);
+    EXPECT_EQ(pass.complete, c.k == StrategyKind::kStateful);
+    const Scenario twin = YieldWait(0);
+    o.max_executions = 0;
+    const ExploreResult live = Explore(twin, o);
+    ASSERT_TRUE(live.failure.has_value());
+    EXPECT_EQ(live.failure->verdict, Verdict::kLivelock) << live.failure->message;
+    const Schedule decoded = DecodeSchedule(twin, EncodeSchedule(twin, live.failure->schedule));
+    RunOptions ro;
+    ro.max_steps = 20000;
+    Simulator sim(twin, ro);
+    ReplayScheduler a(decoded), b(live.failure->schedule);
+    const ExecutionResult ra = sim.Run(a);
+    const ExecutionResult rb = sim.Run(b);
+    EXPECT_EQ(ra.verdict, Verdict::kLivelock) << ra.message;
+    EXPECT_EQ(ra.TraceHash(), rb.TraceHash());
+  }
 }
 
 }  // namespace

@@ -1735,6 +1735,33 @@ TEST(Crosscheck, MemoryFaultWithHandlerAgrees) {
   }
 }
 
+// rseq errors with a SIGSEGV handler installed and unblocked (issue 10
+// section 3; tests/data/rseq_error_handler.rsq, KIND 0 bad signature, 1
+// rseq_cs above TASK_SIZE, 2 rseq_cs at garbage). The issue expected the
+// kernel to run the handler. On 6.0-6.18 it cannot: the error's
+// force_sigsegv(0) queues SIGSEGV, and its delivery (handle_signal() ->
+// rseq_signal_deliver()) evaluates the unchanged rseq_cs again and fails with
+// ksig->sig == SIGSEGV: force_sigsegv(SIGSEGV) -> force_fatal_sig(), the
+// process dies before the handler's frame exists. A handler that ran and
+// returned would let the thread finish (done = 1, verdict pass). Every
+// single-event schedule agrees with rseqmc's kill at once (measured: 33, 48
+// and 51 schedules, 27, 34 and 35 of them killed on both).
+TEST(Crosscheck, RseqErrorWithAHandlerKills) {
+  struct Case {
+    int64_t kind;
+    uint64_t singles, failing;
+  };
+  for (const Case& c : {Case{0, 33, 27}, Case{1, 48, 34}, Case{2, 51, 35}}) {
+    SCOPED_TRACE(c.kind);
+    Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("rseq_error_handler.rsq")), "rseq_error_handler.rsq",
+                               {{"KIND", c.kind}});
+    SKIP_IF_NO_HARNESS(s);
+    const CrosscheckReport r = ExpectEveryScheduleAgrees(s, 0, c.singles);
+    EXPECT_EQ(r.not_comparable, 0u);
+    EXPECT_EQ(r.failures_agreed, c.failing);
+  }
+}
+
 // SIGUSR1 and SIGSEGV pending together: the kernel dequeues the synchronous
 // SIGSEGV first (next_signal(), SYNCHRONOUS_MASK), so the SIGUSR1 handler
 // runs first (SignalDeliveryTest.SynchronousSignalsAreDequeuedFirst): every

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/explorer.h"
 #include "scenarios/parser.h"
 #include "sim/builder.h"  // DescriptorAddress
 #include "sim/schedule.h"
@@ -291,6 +292,39 @@ TEST(SignalDeliveryTest, TgkillSignalZeroProbesExistence) {
   // 32 is still no signal.
   EXPECT_THROW(ParseScenario("scenario bad\nfunc main\n  tgkill t, 32\n  ret\nend\nthread t entry main\n", "bad.rsq"),
                std::exception);
+}
+
+// rseq errors with a SIGSEGV handler installed and unblocked
+// (tests/data/rseq_error_handler.rsq, KIND 0 bad signature, 1 rseq_cs above
+// TASK_SIZE, 2 rseq_cs at garbage): without an event nothing evaluates and
+// the thread finishes; with one, the 6.0-6.18 kernel's force_sigsegv(0)
+// queues SIGSEGV, whose delivery evaluates rseq_cs again
+// (rseq_signal_deliver() in handle_signal()) and fails with ksig->sig ==
+// SIGSEGV: force_fatal_sig(). The handler never runs; the process dies with
+// SIGSEGV, which is rseqmc's kill at once (Crosscheck.RseqErrorWithAHandlerKills
+// shows the kernel agrees on every single-event schedule).
+TEST(SignalDeliveryTest, RseqErrorWithAHandlerKills) {
+  for (const int64_t kind : {0, 1, 2}) {
+    SCOPED_TRACE(kind);
+    const Scenario s = ParseScenarioFile(testing::Fixture("rseq_error_handler.rsq"), {{"KIND", kind}});
+    const ExecutionResult plain = RunPlainSchedule(s);
+    EXPECT_EQ(plain.verdict, Verdict::kPass) << plain.message;
+    EXPECT_EQ(SymbolValue(s, plain, "done"), 1u);
+    ExploreOptions o;
+    o.bounds.max_events = 1;
+    const ExploreResult res = Explore(s, o);
+    ASSERT_TRUE(res.failure.has_value());
+    EXPECT_EQ(res.failure->verdict, Verdict::kSigsegv) << res.failure->message;
+    EXPECT_EQ(res.failure->message.rfind("rseq", 0), 0u) << res.failure->message;
+    const ExecutionResult r = [&] {
+      RunOptions ro;
+      Simulator sim(s, ro);
+      ReplayScheduler replay(res.failure->schedule);
+      return sim.Run(replay);
+    }();
+    EXPECT_EQ(r.verdict, Verdict::kSigsegv);
+    EXPECT_EQ(SymbolValue(s, r, "hits"), 0u);  // the handler never ran
+  }
 }
 
 }  // namespace

@@ -199,6 +199,11 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
     }
     std::cout << "replay:   " << command << "\n";
   }
+  if (r.stopped) {
+    // The machine abandoned an unfair schedule at the step budget: no verdict.
+    std::cerr << "rseqmc: " << r.message << "\n";
+    return kExitFail;
+  }
   return r.verdict == Verdict::kPass ? kExitPass : kExitFail;
 }
 
