@@ -23,6 +23,7 @@
 #include "scenarios/parser.h"
 #include "sim/kernel/abi.h"
 #include "sim/schedule.h"
+#include "tests/builtin_scenario.h"
 #include "tests/gen/program_gen.h"
 #include "tests/gen/rc_cases.h"
 
@@ -33,17 +34,7 @@ using testgen::CheckCases;
 using testgen::GeneratedScenario;
 using testgen::GenScenario;
 
-// A built-in with those of `defines` it declares (as tests/explorer_test.cc).
-Scenario Builtin(const std::string& name, const std::map<std::string, int64_t>& defines = {}) {
-  const BuiltinScenario* b = FindBuiltinScenario(name);
-  if (b == nullptr) throw std::runtime_error("no built-in scenario " + name);
-  const Scenario plain = ParseScenario(b->text, b->path);
-  std::map<std::string, int64_t> declared;
-  for (const auto& [k, v] : defines) {
-    if (plain.FindConstant(k) >= 0) declared.emplace(k, v);
-  }
-  return ParseScenario(b->text, b->path, declared);
-}
+using testing::Builtin;  // tests/builtin_scenario.h
 
 // Built-ins the parallel search can take (IR threads, the current ABI),
 // with one operation and one node per thread as the golden test uses.
