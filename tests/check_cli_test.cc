@@ -121,7 +121,7 @@ TEST(CheckCliTest, HelpListsEveryFlag) {
     for (const char* flag : {"--strategy", "--max-events", "--preemption-bound", "--max-migrations", "--max-signals",
                              "--max-ipis", "--seed", "--pct-depth", "-D", "--kernel", "--json", "--max-executions",
                              "--time-limit", "--max-memory", "--iterative", "--checkpoint", "--max-steps",
-                             "--state-storage", "--bitstate-log2"}) {
+                             "--state-storage", "--bitstate-log2", "--jobs"}) {
       EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " missing from\n" << Describe(args, r);
     }
   }
