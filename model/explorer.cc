@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -32,6 +33,7 @@
 #include "model/pct.h"
 #include "model/snapshot.h"
 #include "model/state_set.h"
+#include "model/subtree.h"
 #include "model/thread_set.h"
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
@@ -294,6 +296,7 @@ struct Node {
   ThreadSet backtrack;      // threads to explore here
   ThreadSet done;           // threads whose alternatives are exhausted
   int16_t thread = -1;      // thread being explored
+  int16_t first = -1;       // thread explored first here (TreeKey ranks)
   uint16_t alt = 0;         // its alternative being explored (index into alts)
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
   std::vector<Alt> alts;    // all enabled threads' alternatives, grouped by thread
@@ -314,6 +317,7 @@ struct Node {
     backtrack.Clear();
     done.Clear();
     thread = -1;
+    first = -1;
     alt = alt_begin = alt_end = 0;
     alts.clear();
     sleep.clear();
@@ -408,7 +412,7 @@ class DfsEngine : public Scheduler {
     std::pair<uint64_t, uint64_t> state{};
     if (stateful_) {
       state = m.StateHash(mm_cid_observable_, bounded_kinds_);
-      if (!visited_.Insert(state)) {
+      if (!(insert_state_ ? insert_state_(state) : visited_.Insert(state))) {
         if (FairCycle(m, state)) {
           deadlock_ = true;
         } else {
@@ -492,6 +496,7 @@ class DfsEngine : public Scheduler {
       stopped_redundant_ = true;
       return Decision::Stop();
     }
+    n.first = static_cast<int16_t>(first);
     if (dpor_) {
       n.backtrack.Add(first);
     } else {
@@ -689,7 +694,84 @@ class DfsEngine : public Scheduler {
   double omission_estimate() const { return visited_.OmissionEstimate(); }
   const Schedule* last_schedule = nullptr;
 
+  // --- Subtree search (model/subtree.h; model/parallel.cc's work-stealing) ---
+  // Shared visited set of stateful search (unset: visited_).
+  std::function<bool(const StateSet::Key&)> insert_state_;
+  // Makes the nodes of `p` the fixed top of the stack: Run explores the
+  // subtree under them and Backtrack never pops them.
+  void SetPrefix(const TreePrefix& p) {
+    stack_.assign(p.size(), Node{});
+    prefix_ranks_.clear();
+    for (size_t i = 0; i < p.size(); ++i) {
+      Node& n = stack_[i];
+      n.Resize(s_.threads.size());
+      n.alts.push_back({p[i].thread, p[i].kind, p[i].arg});
+      n.thread = n.first = p[i].thread;
+      n.alt_end = 1;
+      n.enabled.Add(n.thread);
+      n.backtrack.Add(n.thread);
+      prefix_ranks_.push_back(p[i].rank);
+    }
+    top_ = replay_len_ = floor_ = p.size();
+    loaded_ = true;
+  }
+  // SubtreeSearch::GiveAway (between executions; not for DPOR).
+  std::optional<TreePrefix> GiveAway() {
+    for (size_t i = floor_; i < top_; ++i) {
+      Node& n = stack_[i];
+      const std::optional<size_t> k = LastUnexplored(n);
+      if (!k) continue;
+      TreePrefix p;
+      p.reserve(i + 1);
+      for (size_t j = 0; j < i; ++j) p.push_back(ChoiceAt(j, stack_[j].alt));
+      p.push_back(ChoiceAt(i, *k));
+      n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(*k));
+      if (*k < n.alt_begin) {
+        --n.alt_begin;
+        --n.alt;
+        --n.alt_end;
+      } else if (*k < n.alt_end) {
+        --n.alt_end;
+      }
+      return p;
+    }
+    return std::nullopt;
+  }
+  // The ranks of the current path's alternatives (SubtreeSearch::LeafKey).
+  TreeKey LeafKey() const {
+    TreeKey key(prefix_ranks_.begin(), prefix_ranks_.end());
+    for (size_t i = floor_; i < top_; ++i) key.push_back(Rank(stack_[i], stack_[i].alt));
+    return key;
+  }
+
  private:
+  // Alternative k's position in the order Choose and Backtrack explore a
+  // DFS node's alternatives: the first thread's, then the others' by
+  // increasing thread id, each thread's in alts order.
+  static uint32_t Rank(const Node& n, size_t k) {
+    const int16_t t = n.alts[k].thread;
+    size_t begin = 0;
+    while (n.alts[begin].thread != t) ++begin;
+    const uint32_t thread_rank = t == n.first ? 0 : static_cast<uint32_t>(t) + 1;
+    return thread_rank << 16 | static_cast<uint32_t>(k - begin);
+  }
+  TreeChoice ChoiceAt(size_t depth, size_t k) const {
+    const Alt& a = stack_[depth].alts[k];
+    return {a.thread, a.kind, a.arg, depth < floor_ ? prefix_ranks_[depth] : Rank(stack_[depth], k)};
+  }
+  // The index of n's last alternative in that order not yet explored.
+  static std::optional<size_t> LastUnexplored(const Node& n) {
+    std::optional<size_t> last;
+    n.backtrack.ForEach([&](int u) {
+      if (u == n.thread || !n.enabled.Has(u) || n.done.Has(u)) return;
+      for (size_t k = 0; k < n.alts.size(); ++k) {
+        if (n.alts[k].thread == u) last = k;  // ForEach goes by increasing id
+      }
+    });
+    if (!last && n.alt + 1 < n.alt_end) last = n.alt_end - 1u;
+    return last;
+  }
+
   // Selects thread t at node n with its first awake alternative; false if all asleep.
   bool SelectThread(Node& n, int t) {
     uint16_t b = 0;
@@ -1063,7 +1145,7 @@ class DfsEngine : public Scheduler {
 
   // Advances the deepest node with an unexplored alternative; false when done.
   bool Backtrack() {
-    while (top_ > 0) {
+    while (top_ > floor_) {
       Node& n = stack_[top_ - 1];
       if (dpor_) n.sleep.push_back({n.alts[n.alt], n.fp});
       for (++n.alt; n.alt < n.alt_end; ++n.alt) {
@@ -1108,6 +1190,8 @@ class DfsEngine : public Scheduler {
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
   size_t top_ = 0;
+  size_t floor_ = 0;  // SetPrefix: stack_[0, floor_) is the subtree's fixed prefix
+  std::vector<uint32_t> prefix_ranks_;  // and their TreeKey ranks
   size_t replay_len_ = 0;
   bool loaded_ = false;  // the stack came from Load
   bool can_resume_ = false;  // the simulator can continue from a node's checkpoint
@@ -1511,6 +1595,53 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
 }
 
 }  // namespace
+// --- SubtreeSearch (model/subtree.h): DfsEngine on one subtree ---
+
+TreeKey KeyOf(const TreePrefix& p) {
+  TreeKey key;
+  key.reserve(p.size());
+  for (const TreeChoice& c : p) key.push_back(c.rank);
+  return key;
+}
+
+struct SubtreeSearch::Impl {
+  Impl(const Scenario& s, const ExploreOptions& o, const Bounds& b, bool mm_cid_readable)
+      : engine(s, o, b, mm_cid_readable) {}
+  DfsEngine engine;
+};
+
+SubtreeSearch::SubtreeSearch(const Scenario& s, const ExploreOptions& o, const Bounds& bounds, bool mm_cid_readable,
+                             uint64_t checkpoint_budget_bytes)
+    : impl_(std::make_unique<Impl>(s, o, bounds, mm_cid_readable)) {
+  impl_->engine.set_checkpoint_budget(checkpoint_budget_bytes);
+}
+
+SubtreeSearch::~SubtreeSearch() = default;
+
+bool SubtreeSearch::Run(Simulator& sim, const TreePrefix& prefix, const SubtreeHooks& hooks, ExploreResult& res) {
+  DfsEngine& e = impl_->engine;
+  e.SetPrefix(prefix);
+  e.insert_state_ = hooks.insert_state;
+  e.after_check_ = hooks.after_pruned;
+  e.deadline_check_ = hooks.deadline;
+  const bool complete_before = res.complete;
+  res.complete = false;
+  try {
+    e.Run(sim, res, hooks.after);
+  } catch (const MmCidLoaded&) {
+    throw SubtreeMmCidLoaded{};
+  }
+  const bool exhausted = res.complete;
+  res.complete = complete_before;
+  return exhausted;
+}
+
+std::optional<TreePrefix> SubtreeSearch::GiveAway() { return impl_->engine.GiveAway(); }
+TreeKey SubtreeSearch::LeafKey() const { return impl_->engine.LeafKey(); }
+uint64_t SubtreeSearch::MemoryBytes() const {
+  return impl_->engine.path_bytes() + impl_->engine.checkpoint_bytes();
+}
+
 ReachableOutcomes ReachableOutcomesOf(const Scenario& s, uint32_t max_events, const RunOptions& run,
                                       const std::atomic<bool>* interrupt) {
   ExploreOptions eo;

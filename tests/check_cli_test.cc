@@ -121,7 +121,7 @@ TEST(CheckCliTest, HelpListsEveryFlag) {
     for (const char* flag : {"--strategy", "--max-events", "--preemption-bound", "--max-migrations", "--max-signals",
                              "--max-ipis", "--seed", "--pct-depth", "-D", "--kernel", "--json", "--max-executions",
                              "--time-limit", "--max-memory", "--iterative", "--checkpoint", "--max-steps",
-                             "--state-storage", "--bitstate-log2"}) {
+                             "--state-storage", "--bitstate-log2", "--jobs"}) {
       EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " missing from\n" << Describe(args, r);
     }
   }
@@ -244,6 +244,44 @@ TEST(CheckCliTest, SigintStopsCleanlyWithAPartialReportAndExitThree) {
   EXPECT_EQ(a.code, 3) << Describe(all, a);
   EXPECT_NE(a.out.find("interrupted"), std::string::npos) << Describe(all, a);
   EXPECT_NE(a.out.find("INTERRUPTED"), std::string::npos) << Describe(all, a);
+}
+
+// --jobs: the same minimised counterexample as one worker (dfs), the same
+// verdict (stateful), a note for dpor, and bad values or --checkpoint refused.
+TEST(CheckCliTest, JobsGiveTheCounterexampleOfOneWorker) {
+  auto schedule_line = [](const std::string& out) {
+    for (const std::string& l : Lines(out)) {
+      if (l.starts_with("schedule: ")) return l;
+    }
+    return std::string("no schedule line");
+  };
+  const std::vector<std::string> base = {"check", "buggy/cpu_not_rechecked", "--strategy", "dfs"};
+  std::vector<std::string> one = base, four = base;
+  one.insert(one.end(), {"--jobs", "1"});
+  four.insert(four.end(), {"--jobs", "4"});
+  const CliResult r1 = RunCli(one), r4 = RunCli(four);
+  EXPECT_EQ(r1.code, 0) << Describe(one, r1);
+  EXPECT_EQ(r4.code, 0) << Describe(four, r4);
+  EXPECT_NE(schedule_line(r1.out), "no schedule line") << Describe(one, r1);
+  EXPECT_EQ(schedule_line(r4.out), schedule_line(r1.out)) << Describe(four, r4);
+
+  const std::vector<std::string> stateful = {"check", Fixture("cli_counter.rsq"), "--strategy", "stateful", "--jobs", "2"};
+  const CliResult st = RunCli(stateful);
+  EXPECT_EQ(st.code, 0) << Describe(stateful, st);
+
+  const std::vector<std::string> dpor = {"check", Fixture("cli_counter.rsq"), "--jobs", "2"};
+  const CliResult d = RunCli(dpor);
+  EXPECT_EQ(d.code, 0) << Describe(dpor, d);
+  EXPECT_NE(d.err.find("note: --jobs"), std::string::npos) << Describe(dpor, d);
+
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"check", Fixture("cli_counter.rsq"), "--jobs", "x"},
+        std::vector<std::string>{"check", Fixture("cli_counter.rsq"), "--jobs", "5000"},
+        std::vector<std::string>{"check", Fixture("cli_counter.rsq"), "--jobs", "2", "--checkpoint", "x.ckpt"}}) {
+    const CliResult r = RunCli(bad);
+    EXPECT_EQ(r.code, 2) << Describe(bad, r);
+    EXPECT_NE(r.err.find("--jobs"), std::string::npos) << Describe(bad, r);
+  }
 }
 
 // The README's main job: every built-in scenario, default bounds, as expected.

@@ -35,22 +35,13 @@
 #include "sim/machine.h"
 #include "sim/diag.h"
 #include "sim/thread_api.h"
+#include "tests/builtin_scenario.h"
 #include "tests/cli_runner.h"
 
 namespace rseqmc {
 namespace {
 
-// A built-in scenario with those of `defines` that it declares as constants.
-Scenario Builtin(const std::string& name, const std::map<std::string, int64_t>& defines = {}) {
-  const BuiltinScenario* b = FindBuiltinScenario(name);
-  if (b == nullptr) throw std::runtime_error("no built-in scenario " + name);
-  const Scenario plain = ParseScenario(b->text, b->path);
-  std::map<std::string, int64_t> declared;
-  for (const auto& [k, v] : defines) {
-    if (plain.FindConstant(k) >= 0) declared.emplace(k, v);
-  }
-  return ParseScenario(b->text, b->path, declared);
-}
+using testing::Builtin;  // tests/builtin_scenario.h
 
 ExploreResult ExploreWith(const Scenario& s, StrategyKind k, uint32_t events, uint64_t max_exec = 0,
                   bool stop_at_failure = false) {

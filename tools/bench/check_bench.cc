@@ -21,6 +21,17 @@
 //                       the growth of the process's max RSS (getrusage), measured
 //                       in a forked child so earlier benchmarks do not mask it.
 //
+//   * BM_Parallel/<scenario>/<strategy>/ev:<k>[/max:<N>]
+//                     — the same exploration on 1 and on 2 workers
+//                       (model/parallel.h, `rseqmc check --jobs`): wall-clock
+//                       seconds of each (s_1, s_2), their executions (dfs: equal
+//                       by construction; stateful: timing-dependent) and
+//                       (stateful: complete; dfs, which does not finish on
+//                       these even with 0 events: the first N executions)
+//                       speedup = s_1 / s_2. Wall time, not CPU time: the point
+//                       is how much sooner the answer comes; on a loaded machine
+//                       the figure says more about the load than about the design.
+//
 // Counters named *_per_s are per CPU second (Google Benchmark divides rate
 // counters by CPU time); execution and state counts are exact.
 //
@@ -47,6 +58,7 @@
 #include <vector>
 
 #include "model/explorer.h"
+#include "model/parallel.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
@@ -198,6 +210,36 @@ void BM_Pinned(benchmark::State& st, StrategyKind k, int n, uint32_t max_events)
   Report(st, r, total);
 }
 
+// One complete exploration on 1 worker, then on 2 (wall-clock seconds).
+void BM_Parallel(benchmark::State& st, const std::string& scenario, const std::map<std::string, int64_t>& defines,
+                 StrategyKind k, uint32_t max_events, uint64_t max_executions) {
+  const Scenario s = LoadScenario(scenario, defines);
+  const ExploreOptions o = Options(k, max_events, max_executions);
+  ExploreResult one, two;
+  double s1 = 0, s2 = 0;
+  for (auto _ : st) {
+    auto t0 = std::chrono::steady_clock::now();
+    one = ExploreParallel(s, o, 1);
+    auto t1 = std::chrono::steady_clock::now();
+    two = ExploreParallel(s, o, 2);
+    auto t2 = std::chrono::steady_clock::now();
+    s1 = std::chrono::duration<double>(t1 - t0).count();
+    s2 = std::chrono::duration<double>(t2 - t1).count();
+  }
+  if (max_executions == 0 && (!one.complete || !two.complete)) st.SkipWithError("an exploration did not complete");
+  if (max_executions == 0 && one.outcomes != two.outcomes) {
+    st.SkipWithError("1 and 2 workers disagree on the set of outcomes");
+  }
+  if (k == StrategyKind::kDfs && one.executions != two.executions) {
+    st.SkipWithError("dfs on 2 workers ran another number of executions");
+  }
+  st.counters["executions_1"] = static_cast<double>(one.executions);
+  st.counters["executions_2"] = static_cast<double>(two.executions);
+  st.counters["s_1"] = s1;
+  st.counters["s_2"] = s2;
+  st.counters["speedup"] = s2 > 0 ? s1 / s2 : 0;
+}
+
 // Max RSS of this process in bytes.
 uint64_t MaxRssBytes() {
   struct rusage u {};
@@ -293,6 +335,12 @@ bool DfsFinishes(const std::string& scenario) {
   return scenario == "percpu_counter" || scenario == "percpu_spinlock";
 }
 
+// BM_Parallel's sizes (tools/bench/README.md).
+const std::map<std::string, int64_t> kParallelDefines = {{"OPS", 1}, {"PER", 1}};
+constexpr uint32_t kParallelDfsEvents = 1;
+constexpr uint64_t kParallelDfsExecutions = 40000;
+constexpr uint32_t kParallelStatefulEvents = 1;
+
 void RegisterAll() {
   std::vector<std::string> scenarios;
   for (const BuiltinScenario& b : BuiltinScenarios()) {
@@ -327,6 +375,21 @@ void RegisterAll() {
         auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Pinned, k, n, ev)->Unit(benchmark::kMillisecond);
         if (k != StrategyKind::kDpor) b->Iterations(1);
       }
+    }
+  }
+  // Parallel speed-up on the two list/buffer workloads, sized so that one
+  // worker takes a few seconds here.
+  for (const char* sc : {"percpu_list", "percpu_buffer"}) {
+    for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kStateful}) {
+      const bool dfs = k == StrategyKind::kDfs;
+      const uint32_t ev = dfs ? kParallelDfsEvents : kParallelStatefulEvents;
+      const uint64_t max = dfs ? kParallelDfsExecutions : 0;
+      const std::string name = std::string("BM_Parallel/") + sc + "/" + StrategyName(k) + "/ev:" +
+                               std::to_string(ev) + (dfs ? "/max:" + std::to_string(max) : "");
+      benchmark::RegisterBenchmark(name.c_str(), BM_Parallel, sc, kParallelDefines, k, ev, max)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->Iterations(1);
     }
   }
   const std::pair<std::string, uint32_t> memory[] = {{"percpu_counter", 2}, {"percpu_buffer", 1}};

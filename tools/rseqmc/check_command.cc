@@ -20,6 +20,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 
 #include "model/explorer.h"
 #include "model/oracles.h"
+#include "model/parallel.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
@@ -99,6 +101,7 @@ struct CheckArgs {
   bool iterative = false;
   std::optional<std::string> checkpoint;
   std::optional<uint64_t> max_steps;
+  unsigned jobs = 1;  // --jobs: workers of dfs and stateful search (0 = hardware threads)
   StateStorage state_storage = StateStorage::kHash128;
   uint32_t bitstate_log2 = kDefaultBitstateLog2;
   bool all_placements = false;  // --placements all
@@ -135,6 +138,11 @@ po::options_description VisibleOptions() {
        "Stop a scenario after N executions (default: unlimited; random and pct: 10000). Counts the "
        "executions of a resumed checkpoint too.")
       ("time-limit", po::value<std::string>()->value_name("SECONDS"), "Stop a scenario after SECONDS.")
+      ("jobs", po::value<std::string>()->value_name("N"),
+       "Workers exploring at once (dfs and stateful; work-stealing over the search tree, "
+       "model/parallel.h): 1 (default), or 0 for one per hardware thread. dfs gives the same "
+       "executions, outcomes and counterexample as one worker; stateful the same outcomes and verdict "
+       "(its execution and state counts then depend on timing). dpor, random and pct run on one worker.")
       ("max-memory", po::value<std::string>()->value_name("BYTES"),
        "Stop a scenario when the exploration's memory exceeds BYTES (suffix K, M, G or T; default 4G): "
        "the path, the machine checkpoints (at most BYTES/8, at most 128M: the longer the executions, the "
@@ -235,6 +243,11 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
     if (!v || *v == 0) throw bad("max-memory", "expected a byte count such as 512M or 2G");
     a.max_memory = *v;
   }
+  if (given("jobs")) {
+    const std::optional<uint64_t> v = ParseUint64(text("jobs"));
+    if (!v || *v > 4096) throw bad("jobs", "expected a number of workers, 0 .. 4096 (0 = one per hardware thread)");
+    a.jobs = static_cast<unsigned>(*v);
+  }
   if (given("checkpoint")) {
     a.checkpoint = text("checkpoint");
     if (a.checkpoint->empty()) throw UsageError("--checkpoint needs a file name");
@@ -256,6 +269,9 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   }
   if (a.state_storage != StateStorage::kHash128 && a.strategy != StrategyKind::kStateful) {
     throw UsageError("--state-storage is for --strategy stateful");
+  }
+  if (a.jobs != 1 && a.checkpoint) {
+    throw UsageError("--checkpoint needs --jobs 1 (a checkpoint saves one worker's search stack)");
   }
   if (a.state_storage != StateStorage::kHash128 && a.checkpoint) {
     throw UsageError("--checkpoint needs --state-storage hash128 (a checkpoint saves the visited states' hashes)");
@@ -449,6 +465,17 @@ class Checker {
     return o;
   }
 
+  // Explore on a_.jobs workers; the first time a scenario cannot be spread
+  // over them, says why on stderr.
+  ExploreResult Explore(const Scenario& s, const ExploreOptions& o, unsigned jobs) {
+    if (jobs == 1) return rseqmc::Explore(s, o);
+    if (const std::optional<std::string> why = WhyNotParallel(s, o); why && notes_.insert(*why).second) {
+      ClearProgress();
+      std::cerr << "rseqmc check: note: --jobs: " << s.name << ": " << *why << "\n";
+    }
+    return ExploreParallel(s, o, jobs);
+  }
+
   void Warn(const std::string& what) {
     checkpoint_ok_ = false;
     ClearProgress();
@@ -465,7 +492,7 @@ class Checker {
       ExploreOptions o = Options(i);
       if (ckpt_ && !ckpt_->state(i).snapshot.empty()) o.resume_from = &ckpt_->state(i).snapshot;
       try {
-        c.res = Explore(t.scenario, o);
+        c.res = Explore(t.scenario, o, a_.jobs);
       } catch (const InputError& e) {
         ClearProgress();
         if (e.file() != "<checkpoint>") throw;
@@ -734,6 +761,7 @@ class Checker {
   std::optional<CheckpointFile> ckpt_;
   bool checkpoint_ok_ = true;
   bool progress_shown_ = false;
+  std::set<std::string> notes_;  // --jobs notes already printed
 };
 
 // Makes the targets [first, end) of one scenario that are of one ABI family
@@ -807,7 +835,7 @@ std::string CheckHelp() {
          "                    [--preemption-bound P] [--max-migrations M] [--max-signals S] [--max-ipis I]\n"
          "                    [--iterative] [--seed N] [--pct-depth D] [-D NAME=VALUE]... [--kernel VERSION]\n"
          "                    [--max-steps N] [--max-executions N] [--time-limit SECONDS]\n"
-         "                    [--max-memory BYTES] [--checkpoint FILE] [--placements all|scenario]\n"
+         "                    [--max-memory BYTES] [--jobs N] [--checkpoint FILE] [--placements all|scenario]\n"
          "                    [--json] [--html OUT]\n"
          "\n"
          "Model-checks each scenario FILE (a .rsq file, or the name of a built-in scenario as shown by\n"
