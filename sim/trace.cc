@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <map>
+#include <ostream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +50,80 @@ const char* TraceKindName(TraceKind k) {
     case TraceKind::kDeadlock: return "deadlock";
   }
   return "unknown";
+}
+
+void Trace::push_back(const TraceEntry& e) {
+  if (size_ % kChunkEntries == 0) {
+    chunks_.emplace_back();
+    chunks_.back().base_step = e.step;
+    chunks_.back().entries.reserve(kChunkEntries);
+  }
+  Chunk& c = chunks_.back();
+  const bool near = e.step >= c.base_step && e.step - c.base_step <= UINT32_MAX;
+  const bool wide = e.a != 0 || e.b != 0 || !near;
+  const bool detail = !e.detail.empty();
+  Packed p{};
+  p.step_delta = wide ? 0 : static_cast<uint32_t>(e.step - c.base_step);
+  p.pc = e.pc;
+  p.thread = e.thread;
+  p.cpu = e.cpu;
+  p.depth = e.depth;
+  p.kind_flags = static_cast<uint8_t>(static_cast<uint8_t>(e.kind) | (detail ? kHasDetail : 0) | (wide ? kHasWide : 0));
+  if (wide) {
+    p.wide = static_cast<uint16_t>(c.wide.size());
+    c.wide.push_back({e.step, e.a, e.b});
+  }
+  c.entries.push_back(p);
+  if (detail) details_.emplace_back(size_, e.detail);
+  ++size_;
+}
+
+TraceEntry Trace::operator[](size_t i) const {
+  const Chunk& c = chunks_[i >> kChunkBits];
+  const Packed& p = c.entries[i & (kChunkEntries - 1)];
+  TraceEntry e;
+  e.kind = static_cast<TraceKind>(p.kind_flags & kKindMask);
+  e.cpu = p.cpu;
+  e.thread = p.thread;
+  e.depth = p.depth;
+  e.pc = p.pc;
+  if (p.kind_flags & kHasWide) {
+    const Wide& w = c.wide[p.wide];
+    e.step = w.step;
+    e.a = w.a;
+    e.b = w.b;
+  } else {
+    e.step = c.base_step + p.step_delta;
+  }
+  if (p.kind_flags & kHasDetail) {
+    auto it = std::lower_bound(details_.begin(), details_.end(), i,
+                               [](const std::pair<size_t, std::string>& d, size_t at) { return d.first < at; });
+    if (it != details_.end() && it->first == i) e.detail = it->second;
+  }
+  return e;
+}
+
+void Trace::resize(size_t n) {
+  if (n >= size_) return;
+  chunks_.resize((n + kChunkEntries - 1) >> kChunkBits);
+  if (!chunks_.empty()) {
+    Chunk& c = chunks_.back();
+    c.entries.resize(n - ((chunks_.size() - 1) << kChunkBits));
+    size_t wide = 0;  // Chunk::wide entries the kept entries use
+    for (const Packed& p : c.entries) {
+      if (p.kind_flags & kHasWide) wide = p.wide + size_t{1};
+    }
+    c.wide.resize(wide);
+  }
+  size_ = n;
+  while (!details_.empty() && details_.back().first >= n) details_.pop_back();
+}
+
+size_t Trace::bytes() const {
+  size_t b = chunks_.capacity() * sizeof(Chunk) + details_.capacity() * sizeof(details_[0]);
+  for (const Chunk& c : chunks_) b += c.entries.capacity() * sizeof(Packed) + c.wide.capacity() * sizeof(Wide);
+  for (const auto& d : details_) b += d.second.capacity();
+  return b;
 }
 
 namespace {
@@ -325,21 +402,24 @@ std::string ExpectedText(Verdict v) {
 // ---- JSON ----
 
 // Appends one JSON document to a string; separators are inserted as needed.
+// Flush() moves what was written so far to the sink (a long trace is written
+// in pieces, never held whole).
 class JsonWriter {
  public:
+  explicit JsonWriter(std::ostream* sink) : sink_(sink) {}
   JsonWriter& Open(char bracket) {  // '{' or '['
     Separate();
-    out_ += bracket;
+    Put(bracket);
     return *this;
   }
   JsonWriter& Close(char bracket) {
-    out_ += bracket;
+    Put(bracket);
     return *this;
   }
   JsonWriter& Key(std::string_view key) {
     Separate();
     Quote(key);
-    out_ += ':';
+    Put(':');
     after_key_ = true;
     return *this;
   }
@@ -351,11 +431,13 @@ class JsonWriter {
   JsonWriter& Int(int64_t v) {
     Separate();
     out_ += std::to_string(v);
+    last_ = out_.back();
     return *this;
   }
   JsonWriter& Bool(bool v) {
     Separate();
     out_ += v ? "true" : "false";
+    last_ = 'e';
     return *this;
   }
   JsonWriter& Ints(const std::vector<int64_t>& values) {
@@ -365,18 +447,32 @@ class JsonWriter {
   }
   JsonWriter& Field(std::string_view key, std::string_view v) { return Key(key).Str(v); }
   JsonWriter& Field(std::string_view key, int64_t v) { return Key(key).Int(v); }
-  std::string Take() { return std::move(out_); }
+  // Writes the text so far to the sink once it holds more than `above` bytes.
+  void Flush(size_t above = 0) {
+    if (sink_ == nullptr || out_.size() <= above) return;
+    sink_->write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    out_.clear();
+  }
 
  private:
+  void Put(char c) {
+    out_ += c;
+    last_ = c;
+  }
   void Separate() {
     if (after_key_) {
       after_key_ = false;
-    } else if (!out_.empty() && out_.back() != '{' && out_.back() != '[') {
-      out_ += ',';
+    } else if (last_ != '\0' && last_ != '{' && last_ != '[') {
+      Put(',');
     }
   }
-  void Quote(std::string_view v) { out_ += JsonQuote(v); }
+  void Quote(std::string_view v) {
+    out_ += JsonQuote(v);
+    last_ = '"';
+  }
+  std::ostream* sink_;
   std::string out_;
+  char last_ = '\0';  // the last character written, flushed or not
   bool after_key_ = false;
 };
 
@@ -459,8 +555,61 @@ std::string FormatSymbols(const Scenario& s, const ExecutionResult& r) {
   return out;
 }
 
-std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
+namespace {
+
+// The lane width of a timeline: its widest lane cell, at most `cap`. Stops
+// reading the trace at the first cell that reaches the cap, so a long trace
+// is rendered once more only as far as needed.
+size_t LaneWidth(const Scenario& s, const ExecutionResult& r, int ncpus, size_t cap) {
+  size_t widest = 4;
+  for (const TraceEntry& e : r.trace) {
+    if (SpansLanes(e, ncpus)) continue;
+    widest = std::max(widest, Cell(s, e).size());
+    if (widest >= cap) break;
+  }
+  return std::min(widest, cap);
+}
+
+// The timeline's header and one row per trace entry, written to `os` row by
+// row (a 1.38 M-entry trace is never held as text).
+void WriteTimelineRows(std::ostream& os, const Scenario& s, const ExecutionResult& r) {
   const int ncpus = std::max<int>(1, static_cast<int>(s.num_cpus));
+  const size_t width = LaneWidth(s, r, ncpus, std::clamp<size_t>(150 / ncpus, 32, 56));
+  std::string header = "  step";
+  for (int c = 0; c < ncpus; ++c) header += " | " + Fit("cpu" + std::to_string(c), width);
+  while (!header.empty() && header.back() == ' ') header.pop_back();
+  header += "\n" + std::string(6, '-');
+  for (int c = 0; c < ncpus; ++c) header += "-+-" + std::string(width, '-');
+  os << header << "\n";
+  char stepbuf[32];
+  std::string row;
+  for (const TraceEntry& e : r.trace) {
+    std::snprintf(stepbuf, sizeof stepbuf, "%6" PRIu64, e.step);
+    row = stepbuf;
+    if (SpansLanes(e, ncpus)) {
+      row += " | " + Cell(s, e);
+    } else {
+      const std::string cell = Fit(Cell(s, e), width);
+      for (int c = 0; c < ncpus; ++c) row += " | " + (c == e.cpu ? cell : std::string(width, ' '));
+      // Imported code: the machine instruction this step begins, right of the lanes.
+      const std::vector<std::string>& origin = s.program.origin;
+      if (e.kind == TraceKind::kStep && e.pc < origin.size() && !origin[e.pc].empty()) row += " | " + origin[e.pc];
+      while (!row.empty() && row.back() == ' ') row.pop_back();
+    }
+    row += '\n';
+    os << row;
+  }
+}
+
+}  // namespace
+
+std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
+  std::ostringstream os;
+  WriteTimeline(os, s, r);
+  return os.str();
+}
+
+void WriteTimeline(std::ostream& os, const Scenario& s, const ExecutionResult& r) {
   std::string out;
   out += "scenario " + s.name + (s.file.empty() ? "" : " (" + s.file + ")") + ", kernel " +
          KernelModelName(r.schedule.kernel) + ", " + std::to_string(s.num_cpus) + " cpu" +
@@ -468,41 +617,9 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
          (s.threads.size() == 1 ? "" : "s") + "\n";
   out += "legend: ** injected event  !! rseq abort  >> switch-in / handler entry  << yield / sigreturn  "
          "XX failure  tN/hK = tN in nested signal handler K\n\n";
-
-  // Cell texts first, to size the lanes.
-  std::vector<std::string> cells;
-  cells.reserve(r.trace.size());
-  size_t widest = 4;
-  for (const TraceEntry& e : r.trace) {
-    cells.push_back(Cell(s, e));
-    if (!SpansLanes(e, ncpus)) widest = std::max(widest, cells.back().size());
-  }
-  const size_t cap = std::clamp<size_t>(150 / ncpus, 32, 56);
-  const size_t width = std::min(widest, cap);
-
-  char stepbuf[32];
-  std::string header = "  step";
-  for (int c = 0; c < ncpus; ++c) header += " | " + Fit("cpu" + std::to_string(c), width);
-  while (!header.empty() && header.back() == ' ') header.pop_back();
-  out += header + "\n";
-  out += std::string(6, '-');
-  for (int c = 0; c < ncpus; ++c) out += "-+-" + std::string(width, '-');
-  out += "\n";
-  for (size_t i = 0; i < r.trace.size(); ++i) {
-    const TraceEntry& e = r.trace[i];
-    std::snprintf(stepbuf, sizeof stepbuf, "%6" PRIu64, e.step);
-    std::string row = stepbuf;
-    if (SpansLanes(e, ncpus)) {
-      row += " | " + cells[i];
-    } else {
-      for (int c = 0; c < ncpus; ++c) row += " | " + (c == e.cpu ? Fit(cells[i], width) : std::string(width, ' '));
-      // Imported code: the machine instruction this step begins, right of the lanes.
-      const std::vector<std::string>& origin = s.program.origin;
-      if (e.kind == TraceKind::kStep && e.pc < origin.size() && !origin[e.pc].empty()) row += " | " + origin[e.pc];
-      while (!row.empty() && row.back() == ' ') row.pop_back();
-    }
-    out += row + "\n";
-  }
+  os << out;
+  out.clear();
+  WriteTimelineRows(os, s, r);
   if (r.trace.empty()) out += "  (no trace recorded)\n";
 
   out += "\nsteps " + std::to_string(r.steps) + ", events: " +
@@ -563,11 +680,17 @@ std::string FormatTimeline(const Scenario& s, const ExecutionResult& r) {
   out += r.verdict == Verdict::kPass ? std::string("PASS") : "FAIL (" + std::string(VerdictName(r.verdict)) + ")";
   if (!r.message.empty()) out += ": " + r.message;
   out += "   [scenario expects: " + ExpectedText(s.ExpectedOn(r.schedule.kernel)) + "]\n";
-  return out;
+  os << out;
 }
 
 std::string FormatJson(const Scenario& s, const ExecutionResult& r, std::string_view extra_members) {
-  JsonWriter w;
+  std::ostringstream os;
+  WriteJson(os, s, r, extra_members);
+  return os.str();
+}
+
+void WriteJson(std::ostream& os, const Scenario& s, const ExecutionResult& r, std::string_view extra_members) {
+  JsonWriter w(&os);
   w.Open('{')
       .Field("scenario", s.name)
       .Field("file", s.file)
@@ -621,14 +744,14 @@ std::string FormatJson(const Scenario& s, const ExecutionResult& r, std::string_
     w.Field("where", e.pc < s.program.code.size() ? s.program.DescribeIndex(e.pc) : "");
     if (e.kind == TraceKind::kStep) w.Field("instr", InstrText(s, e.pc));
     w.Field("a", e.a).Field("b", e.b).Field("detail", e.detail).Close('}');
+    w.Flush(/*above=*/1 << 16);
   }
   w.Close(']');
 
   WriteProgram(s, w);
   w.Field("schedule", EncodeSchedule(s, r.schedule));
-  std::string json = w.Take();
-  json.append(extra_members);
-  return json + "}";
+  w.Flush();
+  os << extra_members << '}';
 }
 
 std::string JsonQuote(std::string_view v) {

@@ -364,7 +364,10 @@ TEST(CheckCliTest, JsonHasOneValidObjectPerScenarioWithTheDocumentedKeys) {
   EXPECT_EQ(JsonField(lines[0], "verdict"), "pass");
   EXPECT_EQ(JsonField(lines[0], "complete"), "true");
   EXPECT_EQ(lines[0].find("\"counterexample\":"), std::string::npos) << lines[0];
-  EXPECT_EQ(JsonField(lines[0], "strategy"), "dpor");
+  // --strategy auto (the default): percpu_counter's loops all count, so stateful (model/strategy_choice.h).
+  EXPECT_EQ(JsonField(lines[0], "strategy"), "stateful");
+  EXPECT_EQ(JsonField(lines[0], "strategy_auto"), "true");
+  EXPECT_NE(lines[0].find("\"strategy_reason\":\"auto: every thread is IR"), std::string::npos) << lines[0];
   EXPECT_EQ(JsonField(lines[0], "max_events"), "1");
   for (const std::string& line : {lines[1], lines[2]}) {
     EXPECT_NE(line.find("\"counterexample\":{"), std::string::npos) << line;

@@ -1,7 +1,8 @@
 // Golden timelines: a few scenarios run under fixed schedules (seeds, and one
 // scripted schedule with a preemption inside a critical section, a migration
 // and a signal); FormatTimeline + FormatSymbols + the schedule token are
-// compared byte for byte with tests/golden/<case>.txt.
+// compared byte for byte with tests/golden/<case>.txt, and the scripted run's
+// FormatJson and FormatHtml too.
 //
 // A difference fails with a unified diff (expected -, actual +) of the first
 // differing lines. When a change of the rendering or of a scenario is
@@ -24,6 +25,7 @@
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
+#include "sim/trace_html.h"
 
 namespace rseqmc {
 namespace {
@@ -257,6 +259,10 @@ TEST(GoldenTest, PercpuCounterScripted) {
               Render("scenarios/percpu_counter.rsq, scripted: preempt in section, migrate, signal before commit, "
                      "preempt",
                      s, r));
+  // The same execution as JSON and as the viewer page: the trace store
+  // (sim/trace.h) and the streamed writers must give these bytes exactly.
+  CheckGolden("percpu_counter_scripted_json", FormatJson(s, r, ",\"seed\":null") + "\n");
+  CheckGolden("percpu_counter_scripted_html", FormatHtml(s, r, {"", "rseqmc replay scenarios/percpu_counter.rsq"}));
 }
 
 // The diff helper itself.

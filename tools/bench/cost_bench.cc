@@ -2,17 +2,19 @@
 // tools/bench/README.md). One run prints two tables, each row measured in a
 // forked child so that its peak RSS (wait4's ru_maxrss) is its own:
 //   1. the cost curve: percpu_list with PER = 4, 8, 16, 32, 64, 128 at one
-//      injected event (K=1) under the default strategy (dpor): executions,
-//      the redundant share (executions abandoned by sleep sets), time, peak
-//      RSS, and the slopes of log(executions) and log(time) against log(PER)
-//      fitted over the rows that completed;
+//      injected event (K=1) under the default strategy (`rseqmc check`'s
+//      --strategy auto, model/strategy_choice.h) and under dpor: executions,
+//      the redundant share (executions abandoned by sleep sets or reaching a
+//      visited state), time, peak RSS, and the slopes of log(executions) and
+//      log(time) against log(PER) fitted over the rows that completed;
 //   2. memory of long executions: one execution of percpu_list PER=2048
-//      under dfs and dpor, and tools/bench/scenarios/retry_forever_32k.rsq
+//      under dfs, dpor and stateful, and tools/bench/scenarios/retry_forever_32k.rsq
 //      (a thread that retries forever in a process with 32 KB of data)
 //      explored to its verdict.
 //
 // Run: build/tools/bench/cost_bench [--time-limit SECONDS] [--per 4,8,...]
 // Each cost-curve row stops at the time limit (default 60 s) and says so.
+// Times are wall time of each child; on a shared machine say the load.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "model/explorer.h"
+#include "model/strategy_choice.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
@@ -106,6 +109,41 @@ double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y) {
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
+// One cost-curve table: percpu_list at K=1 for each PER under `strategy`.
+void CostCurve(StrategyKind strategy, const char* note, const std::vector<int64_t>& pers, double time_limit) {
+  std::printf("cost curve: percpu_list, K=1 (one injected event), strategy %s %s, time limit %.0f s\n",
+              StrategyName(strategy), note, time_limit);
+  std::printf("%6s %12s %10s %9s %10s %9s  %s\n", "PER", "executions", "redundant", "time_s", "peak_RSS", "depth",
+              "stop");
+  std::vector<double> xs, execs, times;
+  for (int64_t per : pers) {
+    const Row r = Measure([&] {
+      ExploreOptions o;
+      o.strategy = strategy;
+      o.bounds.max_events = 1;
+      o.time_limit_s = time_limit;
+      o.stop_at_first_failure = true;
+      return Run(PercpuList(per), o);
+    });
+    const double share = r.executions ? 100.0 * static_cast<double>(r.redundant) / static_cast<double>(r.executions) : 0;
+    std::printf("%6lld %12llu %9.1f%% %9.2f %7.1f MB %9llu  %s\n", static_cast<long long>(per),
+                static_cast<unsigned long long>(r.executions), share, r.seconds, r.peak_rss_kib / 1024.0,
+                static_cast<unsigned long long>(r.max_depth), r.stop);
+    std::fflush(stdout);
+    if (std::strcmp(r.stop, "exhausted") == 0) {
+      xs.push_back(static_cast<double>(per));
+      execs.push_back(static_cast<double>(r.executions));
+      times.push_back(std::max(r.seconds, 1e-3));
+    }
+  }
+  if (xs.size() >= 2) {
+    std::printf("fitted slope over the %zu complete rows: executions ~ PER^%.2f, time ~ PER^%.2f\n\n", xs.size(),
+                LogLogSlope(xs, execs), LogLogSlope(xs, times));
+  } else {
+    std::printf("fitted slope: fewer than two rows completed\n\n");
+  }
+}
+
 int Main(int argc, char** argv) {
   double time_limit = 60;
   std::vector<int64_t> pers = {4, 8, 16, 32, 64, 128};
@@ -124,41 +162,15 @@ int Main(int argc, char** argv) {
     }
   }
 
-  std::printf("cost curve: percpu_list, K=1 (one injected event), strategy dpor (the default), time limit %.0f s\n",
-              time_limit);
-  std::printf("%6s %12s %10s %9s %10s %9s  %s\n", "PER", "executions", "redundant", "time_s", "peak_RSS", "depth",
-              "stop");
-  std::vector<double> xs, execs, times;
-  for (int64_t per : pers) {
-    const Row r = Measure([&] {
-      ExploreOptions o;
-      o.bounds.max_events = 1;
-      o.time_limit_s = time_limit;
-      o.stop_at_first_failure = true;
-      return Run(PercpuList(per), o);
-    });
-    const double share = r.executions ? 100.0 * static_cast<double>(r.redundant) / static_cast<double>(r.executions) : 0;
-    std::printf("%6lld %12llu %9.1f%% %9.2f %7.1f MB %9llu  %s\n", static_cast<long long>(per),
-                static_cast<unsigned long long>(r.executions), share, r.seconds, r.peak_rss_kib / 1024.0,
-                static_cast<unsigned long long>(r.max_depth), r.stop);
-    std::fflush(stdout);
-    if (std::strcmp(r.stop, "exhausted") == 0) {
-      xs.push_back(static_cast<double>(per));
-      execs.push_back(static_cast<double>(r.executions));
-      times.push_back(std::max(r.seconds, 1e-3));
-    }
-  }
-  if (xs.size() >= 2) {
-    std::printf("fitted slope over the %zu complete rows: executions ~ PER^%.2f, time ~ PER^%.2f\n", xs.size(),
-                LogLogSlope(xs, execs), LogLogSlope(xs, times));
-  } else {
-    std::printf("fitted slope: fewer than two rows completed\n");
-  }
+  const StrategyChoice choice = ChooseStrategy(PercpuList(4));
+  std::printf("default strategy for percpu_list: %s (%s)\n\n", StrategyName(choice.kind), choice.reason.c_str());
+  CostCurve(choice.kind, "(the default)", pers, time_limit);
+  if (choice.kind != StrategyKind::kDpor) CostCurve(StrategyKind::kDpor, "", pers, time_limit);
 
-  std::printf("\nlong executions: memory within the checkpoint budget (default --max-memory)\n");
+  std::printf("long executions: memory within the checkpoint budget (default --max-memory)\n");
   std::printf("%-34s %-9s %12s %9s %10s %9s  %s\n", "scenario", "strategy", "executions", "time_s", "peak_RSS",
               "depth", "verdict/stop");
-  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor}) {
+  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor, StrategyKind::kStateful}) {
     const Row r = Measure([&] {
       ExploreOptions o;
       o.strategy = k;
@@ -172,7 +184,7 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
   const std::string retry = std::string(RSEQMC_SOURCE_DIR) + "/tools/bench/scenarios/retry_forever_32k.rsq";
-  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor}) {
+  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor, StrategyKind::kStateful}) {
     const Row r = Measure([&] {
       ExploreOptions o;
       o.strategy = k;

@@ -5,8 +5,9 @@
 // gets a minimal counterexample (model/counterexample.h). Without FILE
 // every built-in scenario is checked, one line each.
 //
-// Default bounds, measured on the built-in scenarios (README "Usage"): DPOR
-// with at most one injected event per execution. Every planted bug under
+// Default bounds, measured on the built-in scenarios (README "Usage"): at
+// most one injected event per execution, under the strategy --strategy auto
+// picks per scenario (model/strategy_choice.h: stateful or DPOR). Every planted bug under
 // scenarios/buggy/ needs exactly one event and is found by dpor, dfs and
 // stateful within these bounds in well under a second; zero events find none
 // of them; two events make the correct per-CPU list and buffer scenarios
@@ -30,6 +31,7 @@
 #include "model/explorer.h"
 #include "model/oracles.h"
 #include "model/parallel.h"
+#include "model/strategy_choice.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/diag.h"
@@ -51,7 +53,6 @@ namespace {
 
 namespace po = boost::program_options;
 
-constexpr StrategyKind kDefaultStrategy = StrategyKind::kDpor;
 constexpr uint32_t kDefaultMaxEvents = 1;
 constexpr double kCheckpointIntervalS = 30;
 
@@ -87,7 +88,7 @@ class SigintGuard {
 // The parsed command line of `check`.
 struct CheckArgs {
   std::vector<std::string> files;
-  StrategyKind strategy = kDefaultStrategy;
+  std::optional<StrategyKind> strategy;  // nullopt: --strategy auto (the default), per scenario
   Bounds bounds;
   uint64_t seed = 1;
   uint32_t pct_depth = 3;
@@ -112,9 +113,11 @@ po::options_description VisibleOptions() {
   po::options_description d("Options of check");
   d.add_options()
       ("strategy", po::value<std::string>()->value_name("NAME"),
-       "dpor (default): exhaustive, with partial-order reduction and sleep sets; dfs: exhaustive, "
-       "every interleaving; stateful: exhaustive DFS that prunes states seen before; random: seeded "
-       "random executions; pct: PCT, random priorities with --pct-depth change points.")
+       "auto (default): stateful or dpor per scenario, with the reason printed: stateful when every "
+       "thread is IR and no loop can repeat a state (a spin-wait), else dpor; dpor: exhaustive, with "
+       "partial-order reduction and sleep sets; dfs: exhaustive, every interleaving; stateful: "
+       "exhaustive DFS that prunes states seen before (reports no livelock a pruned loop hides); "
+       "random: seeded random executions; pct: PCT, random priorities with --pct-depth change points.")
       ("max-events", po::value<std::string>()->value_name("K"),
        "Injected events (preemptions, migrations, signals, IPIs) per execution, all kinds together "
        "(default 1: every planted bug needs one).")
@@ -202,9 +205,9 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   a.bounds.max_events = kDefaultMaxEvents;
   a.help = given("help");
   if (given("file")) a.files = vm["file"].as<std::vector<std::string>>();
-  if (given("strategy")) {
+  if (given("strategy") && text("strategy") != "auto") {
     const std::optional<StrategyKind> k = ParseStrategy(text("strategy"));
-    if (!k) throw bad("strategy", "expected dpor, dfs, stateful, random or pct");
+    if (!k) throw bad("strategy", "expected auto, dpor, dfs, stateful, random or pct");
     a.strategy = *k;
   }
   if (given("max-events")) a.bounds.max_events = bound("max-events");
@@ -294,6 +297,8 @@ struct Target {
   // differ (ExploreResult::rule_sensitivity); the others are explored on
   // their own. Only for the main job (no FILE, no --kernel, no checkpoint).
   std::vector<KernelVersion> sharers;
+  StrategyChoice strategy;  // --strategy, or what auto chose (with its reason)
+  bool strategy_auto = false;
   Verdict expected() const { return scenario.ExpectedOn(kernel.model); }
 };
 
@@ -332,7 +337,8 @@ std::string RunIdentity(const CheckArgs& a, const RunOptions& run, const std::ve
     std::snprintf(fp, sizeof fp, "%08x", ScenarioFingerprint(t.scenario));
     id += " " + t.name + "@" + fp + "/" + t.kernel.text;
   }
-  id += "; strategy " + std::string(StrategyName(a.strategy)) + ", bounds " + a.bounds.ToString() + ", kernel " +
+  id += "; strategy " + std::string(a.strategy ? StrategyName(*a.strategy) : "auto") + ", bounds " +
+        a.bounds.ToString() + ", kernel " +
         KernelModelName(run.kernel.model) + ", max-steps " + std::to_string(run.max_steps) + ", seed " +
         std::to_string(a.seed) + ", pct-depth " + std::to_string(a.pct_depth) + (a.iterative ? ", iterative" : "");
   return id;
@@ -380,6 +386,7 @@ class Checker {
       for (size_t r = 0; r < results.size(); ++r) {
         const auto& [t, rc] = results[r];
         ++done;
+        ++chosen_[t.strategy.kind];
         mismatches += !rc.as_expected && !rc.interrupted;
         incomplete += rc.incomplete;
         if (a_.html) WriteHtml(t, rc);
@@ -435,7 +442,7 @@ class Checker {
 
   ExploreOptions Options(size_t i) {
     ExploreOptions o;
-    o.strategy = a_.strategy;
+    o.strategy = targets_[i].strategy.kind;
     o.bounds = a_.bounds;
     o.run = RunFor(targets_[i]);
     o.seed = a_.seed;
@@ -591,16 +598,17 @@ class Checker {
     const Scenario& s = t.scenario;
     std::ostringstream out;
     out << "== " << t.name << (s.file.empty() || s.file == t.name ? "" : " (" + s.file + ")") << "\n";
-    out << "check:    strategy " << StrategyName(a_.strategy) << ", bounds " << a_.bounds.ToString()
+    out << "check:    strategy " << StrategyName(t.strategy.kind) << ", bounds " << a_.bounds.ToString()
         << (a_.iterative ? " (iterative)" : "") << ", kernel " << t.kernel.text << " ("
         << KernelModelName(t.kernel.model) << ")";
     if (a_.strategy == StrategyKind::kRandom || a_.strategy == StrategyKind::kPct) out << ", seed " << a_.seed;
     if (a_.strategy == StrategyKind::kPct) out << ", depth " << a_.pct_depth;
     out << "\n";
+    if (t.strategy_auto) out << "strategy: " << StrategyName(t.strategy.kind) << " (" << t.strategy.reason << ")\n";
     out << "explored: " << Plural(c.res.executions, "execution") << " (" << c.res.redundant << " redundant), "
         << Plural(c.res.distinct_outcomes, "distinct outcome") << ", depth " << c.res.max_depth;
     if (const uint64_t n = PlacementSpace(s).size(); n > 1) out << ", " << n << " initial placements";
-    if (a_.strategy == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state") << StorageText(c.res);
+    if (t.strategy.kind == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state") << StorageText(c.res);
     out << ", " << Seconds(c.res.elapsed_s);
     if (c.res.resumed_executions != 0) out << ", resumed after " << c.res.resumed_executions;
     if (c.from_checkpoint) out << ", from the checkpoint";
@@ -684,9 +692,20 @@ class Checker {
     return out;
   }
 
+  // "dpor", or for --strategy auto "auto: 20 stateful, 31 dpor" (the
+  // scenarios reported so far under each).
+  std::string StrategiesText() const {
+    if (a_.strategy) return StrategyName(*a_.strategy);
+    std::string text = "auto:";
+    for (const auto& [kind, n] : chosen_) {
+      text += (text.back() == ':' ? " " : ", ") + std::to_string(n) + " " + StrategyName(kind);
+    }
+    return text;
+  }
+
   void PrintFooter(size_t done, size_t mismatches, size_t incomplete, bool interrupted, double total_s) {
     std::printf("\n%s checked (%s, bounds %s%s, %s): %zu as expected, %zu mismatches, %zu incomplete%s; %s.\n",
-                Plural(done, "scenario").c_str(), StrategyName(a_.strategy), a_.bounds.ToString().c_str(),
+                Plural(done, "scenario").c_str(), StrategiesText().c_str(), a_.bounds.ToString().c_str(),
                 a_.iterative ? " iterative" : "", KernelsText().c_str(), done - mismatches, mismatches, incomplete,
                 interrupted ? ", INTERRUPTED" : "", Seconds(total_s).c_str());
     std::printf("A scenario's counterexample in full: %s check NAME; replay one: %s replay NAME --schedule TOKEN\n",
@@ -703,7 +722,9 @@ class Checker {
     std::ostringstream j;
     j << "{\"scenario\":" << JsonQuote(t.name) << ",\"file\":" << JsonQuote(t.scenario.file)
       << ",\"kernel\":" << JsonQuote(t.kernel.text) << ",\"kernel_model\":" << JsonQuote(KernelModelName(t.kernel.model))
-      << ",\"strategy\":" << JsonQuote(StrategyName(a_.strategy)) << ",\"bounds\":{\"max_events\":"
+      << ",\"strategy\":" << JsonQuote(StrategyName(t.strategy.kind))
+      << ",\"strategy_auto\":" << (t.strategy_auto ? "true" : "false")
+      << ",\"strategy_reason\":" << JsonQuote(t.strategy.reason) << ",\"bounds\":{\"max_events\":"
       << a_.bounds.max_events << ",\"max_preemptions\":" << bound(a_.bounds.max_preemptions)
       << ",\"max_migrations\":" << bound(a_.bounds.max_migrations) << ",\"max_signals\":"
       << bound(a_.bounds.max_signals) << ",\"max_ipis\":" << bound(a_.bounds.max_ipis)
@@ -720,7 +741,7 @@ class Checker {
       << ",\"interrupted\":" << (c.interrupted ? "true" : "false")
       << ",\"resumed_executions\":" << r.resumed_executions << ",\"elapsed_s\":" << elapsed
       << ",\"explored_under\":" << JsonQuote(shared_from.empty() ? t.kernel.text : shared_from);
-    if (a_.strategy == StrategyKind::kStateful) {
+    if (t.strategy.kind == StrategyKind::kStateful) {
       char per[32], omit[32];
       std::snprintf(per, sizeof per, "%.2f", r.states ? static_cast<double>(r.state_bytes) / r.states : 0.0);
       std::snprintf(omit, sizeof omit, "%.3g", r.omission_estimate);
@@ -762,6 +783,7 @@ class Checker {
   bool checkpoint_ok_ = true;
   bool progress_shown_ = false;
   std::set<std::string> notes_;  // --jobs notes already printed
+  std::map<StrategyKind, size_t> chosen_;  // scenarios reported, by the strategy that explored them
 };
 
 // Makes the targets [first, end) of one scenario that are of one ABI family
@@ -792,6 +814,14 @@ void GroupSharers(std::vector<Target>& targets, size_t first) {
   }
 }
 
+// Each target's strategy: --strategy, or for auto ChooseStrategy's.
+void ChooseStrategies(const CheckArgs& a, std::vector<Target>& targets) {
+  for (Target& t : targets) {
+    t.strategy_auto = !a.strategy;
+    t.strategy = a.strategy ? StrategyChoice{*a.strategy, ""} : ChooseStrategy(t.scenario);
+  }
+}
+
 // FILEs under --kernel (default: the running kernel's ABI); without FILE
 // every built-in under --kernel, or, without --kernel, under every ABI
 // (`rseqmc kernels`) that can run it (KernelAbi::NotApplicable), each
@@ -805,25 +835,27 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
       if (a.all_placements) AllowEveryPlacement(s);
       if (a.kernel) {
         if (AbiFor(chosen.model).NotApplicable(s)) continue;
-        targets.push_back({b.name, b.name, s, chosen, {}});
+        targets.push_back({b.name, b.name, s, chosen, {}, {}, false});
         continue;
       }
       const size_t first = targets.size();
       for (const KernelAbi* abi : AllAbis()) {
         if (abi->NotApplicable(s)) continue;  // e.g. a 2015-RFC program on a merged kernel
         const KernelVersion k{abi->info().model, abi->info().name};
-        targets.push_back({b.name, b.name + " @" + k.text, s, k, {}});
+        targets.push_back({b.name, b.name + " @" + k.text, s, k, {}, {}, false});
       }
       if (!a.checkpoint) GroupSharers(targets, first);
     }
+    ChooseStrategies(a, targets);
     return targets;
   }
   for (const std::string& f : a.files) {
     Scenario s = LoadScenario(f, a.defines);
     if (a.all_placements) AllowEveryPlacement(s);
     const KernelVersion k = ChosenKernel(a.kernel, s);
-    targets.push_back({f, f, std::move(s), k, {}});
+    targets.push_back({f, f, std::move(s), k, {}, {}, false});
   }
+  ChooseStrategies(a, targets);
   return targets;
 }
 
@@ -831,7 +863,7 @@ std::vector<Target> LoadTargets(const CheckArgs& a) {
 
 std::string CheckHelp() {
   std::ostringstream out;
-  out << "usage: rseqmc check [FILE...] [--strategy dpor|dfs|stateful|random|pct] [--max-events K]\n"
+  out << "usage: rseqmc check [FILE...] [--strategy auto|dpor|dfs|stateful|random|pct] [--max-events K]\n"
          "                    [--preemption-bound P] [--max-migrations M] [--max-signals S] [--max-ipis I]\n"
          "                    [--iterative] [--seed N] [--pct-depth D] [-D NAME=VALUE]... [--kernel VERSION]\n"
          "                    [--max-steps N] [--max-executions N] [--time-limit SECONDS]\n"
@@ -846,9 +878,11 @@ std::string CheckHelp() {
          "broke the property, the per-CPU timeline and a command that replays it. Without FILE, every\n"
          "built-in scenario is checked and reported on one line.\n"
          "\n"
-         "Defaults: --strategy dpor --max-events 1. Every planted bug under scenarios/buggy/ needs one\n"
-         "event and is found by dpor, dfs and stateful with these bounds; the exhaustive strategies\n"
-         "check the correct built-in scenarios completely within them.\n"
+         "Defaults: --strategy auto --max-events 1. auto explores a scenario with stateful search when\n"
+         "every thread is IR and no loop can repeat a state (a spin-wait, whose livelock stateful search\n"
+         "would prune), else with dpor, and prints which and why. Every planted bug under\n"
+         "scenarios/buggy/ needs one event and is found by auto, dpor, dfs and stateful with these\n"
+         "bounds; the exhaustive strategies check the correct built-in scenarios completely within them.\n"
          "\n"
          "A progress line goes to stderr during explorations longer than a second. Ctrl-C stops the\n"
          "exploration cleanly: the report so far is printed, marked interrupted (a second Ctrl-C\n"

@@ -189,9 +189,11 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
   if (a.json) {
     std::string extra = ",\"seed\":" + (replay ? std::string("null") : std::to_string(seed)) +
                         ",\"replay\":" + JsonQuote(command);
-    std::cout << FormatJson(s, r, extra) << "\n";
+    WriteJson(std::cout, s, r, extra);
+    std::cout << "\n";
   } else {
-    std::cout << FormatTimeline(s, r) << "\n";
+    WriteTimeline(std::cout, s, r);
+    std::cout << "\n";
     std::cout << "schedule: " << token
               << (replay ? std::string(" (replayed)") : " (seed " + std::to_string(seed) + ")") << "\n";
     if (!r.schedule.placement.empty()) {
