@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -266,6 +267,32 @@ TEST(AllocBench, SameSeedSameOpCountsAndBadInputIsExitTwo) {
   EXPECT_NE(bad_seed.out.find("--seed wants a non-negative integer, not 'x1'"), std::string::npos) << bad_seed.out;
   EXPECT_EQ(Bench("--threads").code, 2);
   EXPECT_EQ(Bench("--help").code, 2);
+}
+
+// kPerCpuPreemptLock needs preempt_lock() (kernel/patches/0005); on a kernel
+// without it (this host: number 336 is ENOSYS or another call) the variant
+// says so, MakeAllocator throws that reason, and alloc_bench skips it (exit 0,
+// the reason on stderr, no row). On a kernel with it, the AllocLib tests above
+// run the variant; kernel/qemu/run runs it in the guest under the oracle.
+TEST(AllocPreemptLock, WithoutTheSyscallTheVariantIsUnavailableAndSaysWhy) {
+  const std::optional<std::string> why = PreemptLockUnavailableReason();
+  if (!why) GTEST_SKIP() << "this kernel has preempt_lock(): the AllocLib tests run the variant";
+  EXPECT_NE(why->find("needs kernel support"), std::string::npos) << *why;
+  EXPECT_NE(why->find("0005-preempt-lock.patch"), std::string::npos) << *why;
+  try {
+    MakeAllocator(Variant::kPerCpuPreemptLock);
+    ADD_FAILURE() << "MakeAllocator(kPerCpuPreemptLock) succeeded without the syscall";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "preempt_lock: " + *why);
+  }
+  EXPECT_THROW(MakeAllocator(Variant::kPerCpuPreemptLock, CpuRead::kLsl), std::invalid_argument);
+  const BenchRun b = Bench("--variants preempt_lock,global_lock --threads 2 --ops-per-thread 1000 --seed 7 --check");
+  EXPECT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(b.out.find("preempt_lock                 2 threads ... skipped: preempt_lock: " + *why), std::string::npos)
+      << b.out;
+  EXPECT_EQ(b.out.find("preempt_lock,-,"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("global_lock,-,2,2016,"), std::string::npos) << b.out;  // stderr interleaves
+  EXPECT_NE(b.out.find("done, allocator oracle ok"), std::string::npos) << b.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, AllocLib, ::testing::ValuesIn(kAllVariants),

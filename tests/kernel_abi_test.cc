@@ -231,6 +231,16 @@ std::vector<Row> Rows() {
        [] { return PreemptLockProbe(0, 9); },
        [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); },
        "pass aborts=0 reg=0xffffffffffffffea restarts=0x0 cpu=0x0");
+  same("preempt-lock registration: the last word below TASK_SIZE_MAX passes access_ok() (registered; unmapped, so "
+       "the check faults: SIGSEGV)",
+       "sim/kernel/preempt_lock.h sys_preempt_lock() (access_ok(flag, 4); kernel/patches/0005)",
+       [] { return PreemptLockProbe(static_cast<int64_t>(kTaskSize - 4)); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); }, "sigsegv aborts=0 reg=0x0");
+  same("preempt-lock registration: a flag word at TASK_SIZE_MAX is EINVAL",
+       "sim/kernel/preempt_lock.h sys_preempt_lock() (access_ok(flag, 4))",
+       [] { return PreemptLockProbe(static_cast<int64_t>(kTaskSize)); },
+       [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); },
+       "pass aborts=0 reg=0xffffffffffffffea restarts=0x0 cpu=0x0");
   same("PL2 preempt-lock: an unmapped flag word faults at the check: SIGSEGV",
        "sim/kernel/preempt_lock.h PL2 (get_user fails)", [] { return PreemptLockProbe(0x1000); },
        [](const Scenario& s, ScheduleMaker& m) { m.Preempt(0, Pc(s, "main", "in")); }, "sigsegv aborts=0 reg=0x0");

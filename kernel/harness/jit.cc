@@ -879,10 +879,12 @@ void JitProgram::Compile() {
         break;
       case Op::kPreemptLock:
       case Op::kSigctxRestart:
-        // The preempt-lock scheme (sim/kernel/preempt_lock.h) is no kernel's:
-        // crosscheck skips such programs before compiling them.
+        // The preempt-lock scheme (sim/kernel/preempt_lock.h; kernel side:
+        // kernel/patches/0005): crosscheck skips such programs before
+        // compiling them (its ptrace stops would be switch-outs).
         throw HarnessError(std::string("`") + OpName(in.op) +
-                           "` belongs to the preempt-lock scheme, which no kernel implements (sim/kernel/preempt_lock.h)");
+                           "` belongs to the preempt-lock scheme, which the harness does not drive "
+                           "(sim/kernel/preempt_lock.h; kernel/patches/0005)");
       case Op::kClock:
       case Op::kWork:
         // Simulated-time operations (sim/timed_scheduler.h): the cross-check

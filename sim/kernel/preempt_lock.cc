@@ -43,8 +43,10 @@ int64_t SysPreemptLock(Machine& m, int t, uint64_t flag, int signo) {
     th.preempt_lock_notify = false;
     return 0;
   }
-  // access_ok(flag, 4) and the u32's alignment; a signal a handler can take.
-  if (flag % 4 != 0 || flag >= kTaskSize - 4 || signo < 1 || signo > kMaxSignal || signo == kSigKill ||
+  // access_ok(flag, 4) (include/asm-generic/access_ok.h: flag + 4 <=
+  // TASK_SIZE_MAX, so the last word below it is accepted, as in
+  // kernel/patches/0005) and the u32's alignment; a signal a handler can take.
+  if (flag % 4 != 0 || flag > kTaskSize - 4 || signo < 1 || signo > kMaxSignal || signo == kSigKill ||
       signo == kSigStop) {
     return kErrEinval;
   }

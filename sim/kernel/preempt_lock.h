@@ -16,12 +16,16 @@
 // Interface (IR: `preempt_lock rFLAG|INT, SIGNAL`, sim/ir.h Op::kPreemptLock):
 //   sys_preempt_lock(flag, signo) registers the calling thread's flag word
 //   (the u32 at user address `flag`) and the signal the kernel answers with.
-//   flag 0 unregisters (signo ignored); a flag not 4-aligned or at/above
-//   TASK_SIZE (access_ok), or signo outside 1..31 or SIGKILL/SIGSTOP (no
+//   flag 0 unregisters (signo ignored); a flag not 4-aligned or whose 4
+//   bytes reach past TASK_SIZE_MAX (access_ok), or signo outside 1..31 or SIGKILL/SIGSTOP (no
 //   handler can catch them) -> -EINVAL; a second registration replaces the
 //   first. A new thread starts unregistered. Chosen: the signal is named at
 //   registration (the thread says only "a signal"; naming it lets a program
 //   keep SIGUSR1 for its own use, as alloc_common.rsqi does).
+//
+// The kernel side exists: kernel/patches/0005-preempt-lock.patch implements
+// this interface and PL1..PL5 in Debian's 6.1 (x86-64 syscall 336), and
+// kernel/qemu/guest/preempt_lock_test.c checks it rule by rule in the guest.
 //
 // Rules (PL1..PL5; tests/kernel_abi_test.cc RuleTable has a row for each):
 //   PL1 preempt_lock_sched_out(), in prepare_task_switch() next to

@@ -1,7 +1,10 @@
 #include "tools/alloc/alloc.h"
 
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -9,6 +12,8 @@
 #endif
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
@@ -26,6 +31,7 @@ const char* VariantName(Variant v) {
     case Variant::kPerCpuSpin: return "percpu_spin";
     case Variant::kSharedCas: return "shared_cas";
     case Variant::kGlobalLock: return "global_lock";
+    case Variant::kPerCpuPreemptLock: return "preempt_lock";
   }
   return "?";
 }
@@ -311,8 +317,7 @@ RSEQMC_ALLOC_DECLARE(hint)
   "rseqmc_alloc_" op "_" #read ":\n.cfi_startproc\n" entry                                          \
   "leaq .Lrseqmc_" op "_cs_" #read "(%rip), %rax\nmovq %rax, 8(%rdi)\n"                            \
   ".Lrseqmc_" op "_start_" #read ":\n" RSEQMC_READ_##read(".Lrseqmc_" op "_abort_" #read)          \
-  "imull $" RSEQMC_STR(RSEQMC_ALLOC_CLASSES) ", %eax, %eax\naddl %r10d, %eax\n"                  \
-  "imulq $576, %rax, %r8\naddq %rsi, %r8\nmovq (%r8), %rdx\n" section                              \
+  RSEQMC_ALLOC_STACK section                                                                       \
   ".Lrseqmc_" op "_post_" #read ":\n" fail                                                          \
   ".byte 0x0f, 0xb9, 0x3d\n.long 0x53053053\n" /* RSEQ_SIG just before abort_ip */                 \
   ".Lrseqmc_" op "_abort_" #read ":\nmovq $-1, %rax\nret\n.cfi_endproc\n"                          \
@@ -321,15 +326,22 @@ RSEQMC_ALLOC_DECLARE(hint)
   ".quad .Lrseqmc_" op "_start_" #read "\n"                                                         \
   ".quad .Lrseqmc_" op "_post_" #read " - .Lrseqmc_" op "_start_" #read "\n"                        \
   ".quad .Lrseqmc_" op "_abort_" #read "\n.popsection\n"
-#define RSEQMC_ALLOC_POP(read)                                                              \
-  RSEQMC_ALLOC_FN("pop", read, "movl %edx, %r10d\nmovl %ecx, %r9d\n",                        \
-                  "testq %rdx, %rdx\njz 1f\nmovq (%r8,%rdx,8), %rax\ndecq %rdx\n"             \
-                  "movq %rdx, (%r8)\n" /* commit: s->count = n - 1 */,                        \
+// The CPU number in %eax to s = &stacks[cpu * kNumClasses + cls] in %r8 and
+// n = s->count in %rdx; then pop's and push's bodies, each ending with its
+// commit (shared by the rseq and the preempt-lock regions).
+#define RSEQMC_ALLOC_STACK                                                         \
+  "imull $" RSEQMC_STR(RSEQMC_ALLOC_CLASSES) ", %eax, %eax\naddl %r10d, %eax\n" \
+  "imulq $576, %rax, %r8\naddq %rsi, %r8\nmovq (%r8), %rdx\n"
+#define RSEQMC_ALLOC_POP_BODY \
+  "testq %rdx, %rdx\njz 1f\nmovq (%r8,%rdx,8), %rax\ndecq %rdx\nmovq %rdx, (%r8)\n" /* commit: s->count = n - 1 */
+#define RSEQMC_ALLOC_PUSH_BODY                                                           \
+  "cmpq $" RSEQMC_STR(RSEQMC_ALLOC_CAP) ", %rdx\nje 1f\nincq %rdx\n"                   \
+  "movq %r11, (%r8,%rdx,8)\nmovq %rdx, (%r8)\n" /* commit: s->count = n + 1 */
+#define RSEQMC_ALLOC_POP(read)                                                  \
+  RSEQMC_ALLOC_FN("pop", read, "movl %edx, %r10d\nmovl %ecx, %r9d\n", RSEQMC_ALLOC_POP_BODY, \
                   "ret\n1:\nxorl %eax, %eax\nret\n")
-#define RSEQMC_ALLOC_PUSH(read)                                                             \
-  RSEQMC_ALLOC_FN("push", read, "movl %edx, %r10d\nmovq %rcx, %r11\nmovl %r8d, %r9d\n",     \
-                  "cmpq $" RSEQMC_STR(RSEQMC_ALLOC_CAP) ", %rdx\nje 1f\nincq %rdx\n"           \
-                  "movq %r11, (%r8,%rdx,8)\nmovq %rdx, (%r8)\n" /* commit: s->count = n + 1 */, \
+#define RSEQMC_ALLOC_PUSH(read)                                                                        \
+  RSEQMC_ALLOC_FN("push", read, "movl %edx, %r10d\nmovq %rcx, %r11\nmovl %r8d, %r9d\n", RSEQMC_ALLOC_PUSH_BODY, \
                   "xorl %eax, %eax\nret\n1:\nmovl $1, %eax\nret\n")
 #define RSEQMC_ALLOC_CLASSES 25
 #define RSEQMC_ALLOC_CAP 64
@@ -338,6 +350,49 @@ static_assert(rseqmc::alloc::kCacheCap == RSEQMC_ALLOC_CAP, "the rseq assembly c
 asm(".pushsection .text\n" RSEQMC_ALLOC_POP(cpuid) RSEQMC_ALLOC_PUSH(cpuid) RSEQMC_ALLOC_POP(lsl)
         RSEQMC_ALLOC_PUSH(lsl) RSEQMC_ALLOC_POP(rdpid) RSEQMC_ALLOC_PUSH(rdpid) RSEQMC_ALLOC_POP(rdtscp)
             RSEQMC_ALLOC_PUSH(rdtscp) RSEQMC_ALLOC_POP(hint) RSEQMC_ALLOC_PUSH(hint) ".popsection\n");
+#endif
+
+// ---- per-CPU caches under the preempt-lock + signal scheme ----------------------
+#if defined(__x86_64__)
+// intptr_t rseqmc_pl_pop(uint32_t* flag, Stack* stacks, int cls): the object,
+// 0 if the CPU's stack is empty. int rseqmc_pl_push(uint32_t* flag, Stack*
+// stacks, int cls, void* obj): 0 pushed, 1 full. The restartable region is
+// [start, post): it reads only the argument registers (%rdi, %rsi, %r10d,
+// %r11), never writes them, and ends with its commit, so moving the RIP back
+// to start re-runs the whole operation (sim/kernel/preempt_lock.h PL3: "the
+// commit must be the region's last instruction and the flag cleared after
+// it").
+//
+//   flag = 1
+// start:
+//   cpu = lsl(0x7b) & 0xfff                  the CPU, inside the region
+//   s = &stacks[cpu * kNumClasses + cls]; n = s->count
+//   pop:  if (n == 0) goto empty; obj = s->slot[n - 1]; s->count = n - 1   commit
+//   push: if (n == kCacheCap) goto full; s->slot[n] = obj; s->count = n + 1  commit
+// post:
+//   flag = 0; return
+// empty/full (outside the region):
+//   flag = 0; return 0 / 1
+extern "C" {
+__attribute__((visibility("hidden"))) intptr_t rseqmc_pl_pop(uint32_t*, void*, int);
+__attribute__((visibility("hidden"))) int rseqmc_pl_push(uint32_t*, void*, int, void*);
+__attribute__((visibility("hidden"))) extern const char rseqmc_pl_pop_start[], rseqmc_pl_pop_post[];
+__attribute__((visibility("hidden"))) extern const char rseqmc_pl_push_start[], rseqmc_pl_push_post[];
+}
+#define RSEQMC_PL_FN(op, entry, section, tail)                                                     \
+  ".globl rseqmc_pl_" op "\n.hidden rseqmc_pl_" op "\n.type rseqmc_pl_" op ", @function\n"         \
+  ".p2align 4\nrseqmc_pl_" op ":\n.cfi_startproc\n" entry "movl $1, (%rdi)\n"                      \
+  ".globl rseqmc_pl_" op "_start\n.hidden rseqmc_pl_" op "_start\nrseqmc_pl_" op "_start:\n"       \
+  "movl $0x7b, %eax\nlsl %eax, %eax\nandl $0xfff, %eax\n"                                          \
+  RSEQMC_ALLOC_STACK section                                                                       \
+  ".globl rseqmc_pl_" op "_post\n.hidden rseqmc_pl_" op "_post\nrseqmc_pl_" op "_post:\n"          \
+  "movl $0, (%rdi)\n" tail ".cfi_endproc\n.size rseqmc_pl_" op ", .-rseqmc_pl_" op "\n"
+asm(".pushsection .text\n"
+    RSEQMC_PL_FN("pop", "movl %edx, %r10d\n", RSEQMC_ALLOC_POP_BODY,
+                 "ret\n1:\nmovl $0, (%rdi)\nxorl %eax, %eax\nret\n")
+    RSEQMC_PL_FN("push", "movl %edx, %r10d\nmovq %rcx, %r11\n", RSEQMC_ALLOC_PUSH_BODY,
+                 "xorl %eax, %eax\nret\n1:\nmovl $0, (%rdi)\nmovl $1, %eax\nret\n")
+    ".popsection\n");
 #endif
 
 namespace rseqmc::alloc {
@@ -404,6 +459,80 @@ class RseqCaches {
   RseqOps ops_;
   bool hint_;
   std::atomic<uint64_t> aborts_{0};
+};
+#endif
+
+#if defined(__x86_64__)
+// The calling thread's flag word and whether preempt_lock() has it (a fork
+// child starts unregistered: kernel/patches/0005 preempt_lock_fork()).
+thread_local uint32_t pl_flag = 0;
+thread_local bool pl_registered = false;
+std::atomic<uint64_t> pl_restarts{0};
+
+// The preempt-lock signal's handler (SA_SIGINFO): a signal the kernel sent
+// for this thread's flag (SI_KERNEL, si_addr = &pl_flag) that interrupted an
+// operation inside its region restarts it (the saved RIP back to the region's
+// start: the model's sigctx_restart). Any other (an IP outside a region: the
+// commit is done, or the flag was set for another reason) returns unchanged.
+void PreemptLockHandler(int, siginfo_t* si, void* ctx) {
+  if (si->si_code != SI_KERNEL || si->si_addr != &pl_flag) return;
+  greg_t& rip = static_cast<ucontext_t*>(ctx)->uc_mcontext.gregs[REG_RIP];
+  const uintptr_t ip = static_cast<uintptr_t>(rip);
+  const char* const regions[][2] = {{rseqmc_pl_pop_start, rseqmc_pl_pop_post},
+                                    {rseqmc_pl_push_start, rseqmc_pl_push_post}};
+  for (const auto& [start, post] : regions) {
+    if (ip >= reinterpret_cast<uintptr_t>(start) && ip < reinterpret_cast<uintptr_t>(post)) {
+      rip = static_cast<greg_t>(reinterpret_cast<uintptr_t>(start));
+      pl_restarts.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+void InstallPreemptLockHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa = {};
+    sa.sa_sigaction = PreemptLockHandler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(kPreemptLockSignal, &sa, nullptr) != 0) {
+      throw std::runtime_error(std::string("preempt_lock: sigaction: ") + std::strerror(errno));
+    }
+    pthread_atfork(nullptr, nullptr, [] { pl_registered = false; });
+  });
+}
+
+class PreemptLockCaches {
+ public:
+  PreemptLockCaches()
+      : stacks_(static_cast<size_t>(NumCpus()) * kNumClasses), restarts0_(pl_restarts.load()) {}
+  bool Pop(int cls, void** p) {
+    const intptr_t r = rseqmc_pl_pop(Flag(), stacks_.data(), cls);
+    if (r == 0) return false;
+    *p = reinterpret_cast<void*>(r);
+    return true;
+  }
+  bool Push(int cls, void* p) { return rseqmc_pl_push(Flag(), stacks_.data(), cls, p) == 0; }
+  uint64_t CachedBytes() const { return StackBytes(stacks_.data(), stacks_.size()); }
+  void Collect(int cls, std::vector<void*>* out) const { CollectStacks(stacks_.data(), stacks_.size(), cls, out); }
+  // Restarts of every preempt-lock allocator of the process since this one
+  // was made (the handler cannot tell allocators apart).
+  uint64_t Aborts() const { return pl_restarts.load(std::memory_order_relaxed) - restarts0_; }
+
+ private:
+  // This thread's flag, registered on first use.
+  static uint32_t* Flag() {
+    if (!pl_registered) {
+      if (syscall(kSysPreemptLock, &pl_flag, kPreemptLockSignal) != 0) {
+        throw std::runtime_error(std::string("preempt_lock: registering the flag: ") + std::strerror(errno));
+      }
+      pl_registered = true;
+    }
+    return &pl_flag;
+  }
+  std::vector<Stack> stacks_;
+  uint64_t restarts0_;
 };
 #endif
 
@@ -585,8 +714,32 @@ std::unique_ptr<Allocator> MakeAllocator(Variant v, CpuRead cpu_read) {
     case Variant::kPerCpuSpin: return std::make_unique<CacheAllocator<PerCpuSpinCaches>>();
     case Variant::kSharedCas: return std::make_unique<CacheAllocator<CasCaches>>();
     case Variant::kGlobalLock: return std::make_unique<CacheAllocator<GlobalLockCaches>>();
+    case Variant::kPerCpuPreemptLock: {
+      if (const std::optional<std::string> why = PreemptLockUnavailableReason()) {
+        throw std::runtime_error("preempt_lock: " + *why);
+      }
+#if defined(__x86_64__)
+      InstallPreemptLockHandler();
+      return std::make_unique<CacheAllocator<PreemptLockCaches>>();
+#endif
+    }
   }
   throw std::runtime_error("unknown allocator variant");
+}
+
+std::optional<std::string> PreemptLockUnavailableReason() {
+#if !defined(__x86_64__)
+  return "the regions are written for x86-64 only";
+#else
+  if (syscall(kSysPreemptLock, 0, 0) == 0) return std::nullopt;
+  const int e = errno;
+  if (e == ENOSYS) {
+    return "needs kernel support: this kernel has no preempt_lock() system call (ENOSYS from number 336; "
+           "kernel/patches/0005-preempt-lock.patch adds it, kernel/qemu/run boots it)";
+  }
+  return std::string("needs kernel support: number 336 is another system call on this kernel (") + std::strerror(e) +
+         "; upstream took 336 after 6.1), not preempt_lock() of kernel/patches/0005-preempt-lock.patch";
+#endif
 }
 
 const char* CpuReadName(CpuRead r) {

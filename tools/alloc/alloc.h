@@ -16,11 +16,20 @@
 //   kSharedCas     one shared cache: a Treiber stack per class, the head tagged
 //                  against ABA (16-bit tag in the pointer's unused top bits)
 //   kGlobalLock    one shared cache under a global futex mutex
-// Not here (they cannot run on this kernel): the per-CPU cache under the
-// 2015 RFC ABI (syscall 335 exists only in our patched guest kernel, see
-// kernel/README.md) and under the preempt-lock + signal scheme (needs a
-// kernel that signals a flagged thread at preemption): both are simulation
-// scenarios only.
+//   kPerCpuPreemptLock  per-CPU cache under the preempt-lock + signal scheme
+//                  (the seed's third variant): set the thread's flag, operate
+//                  on the CPU's cache (CPU read with `lsl`), commit, clear the
+//                  flag; the kernel (kernel/patches/0005, preempt_lock(),
+//                  rules PL1..PL5 of sim/kernel/preempt_lock.h) sends SIGUSR2
+//                  with si_addr = the flag when the thread returns to user
+//                  space after a switch-out with the flag set, and the
+//                  handler moves the saved RIP back to the operation's start
+//                  when it lies in [start, commit] (the model's
+//                  sigctx_restart). Runs only on a kernel with the patch
+//                  (PreemptLockUnavailableReason()).
+// Not here: the per-CPU cache under the 2015 RFC ABI (syscall 335 exists
+// only in our patched guest kernel, see kernel/README.md), a simulation
+// scenario only.
 //
 // Thread safety: Alloc/Free from any number of threads. CachedBytes is a
 // snapshot (exact when no thread is inside Alloc/Free). Collect and the
@@ -28,6 +37,7 @@
 #ifndef RSEQMC_TOOLS_ALLOC_ALLOC_H_
 #define RSEQMC_TOOLS_ALLOC_ALLOC_H_
 
+#include <csignal>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -64,13 +74,31 @@ inline constexpr int kCacheCap = 64;   // objects per cache and class
 inline constexpr int kBatch = 32;      // refill / flush batch
 inline constexpr int kSharedCap = 512; // objects per class in the shared CAS cache
 
-enum class Variant : uint8_t { kThreadCache, kPerCpuRseq, kPerCpuMutex, kPerCpuSpin, kSharedCas, kGlobalLock };
-inline constexpr std::array<Variant, 6> kAllVariants = {Variant::kThreadCache, Variant::kPerCpuRseq,
-                                                        Variant::kPerCpuMutex, Variant::kPerCpuSpin,
-                                                        Variant::kSharedCas,   Variant::kGlobalLock};
-// "thread_cache", "percpu_rseq", "percpu_mutex", "percpu_spin", "shared_cas", "global_lock";
-// the same names as tools/alloc/sim/alloc_workload.rsq's VARIANT 0..5 (in this order).
+enum class Variant : uint8_t {
+  kThreadCache,
+  kPerCpuRseq,
+  kPerCpuMutex,
+  kPerCpuSpin,
+  kSharedCas,
+  kGlobalLock,
+  kPerCpuPreemptLock
+};
+inline constexpr std::array<Variant, 7> kAllVariants = {
+    Variant::kThreadCache, Variant::kPerCpuRseq, Variant::kPerCpuMutex,       Variant::kPerCpuSpin,
+    Variant::kSharedCas,   Variant::kGlobalLock, Variant::kPerCpuPreemptLock};
+// "thread_cache", "percpu_rseq", "percpu_mutex", "percpu_spin", "shared_cas", "global_lock",
+// "preempt_lock"; the same names as tools/alloc/sim/alloc_workload.rsq's VARIANT 0..6 (in this order).
 const char* VariantName(Variant v);
+
+// The preempt_lock() system call of kernel/patches/0005 (x86-64 number 336)
+// and the signal kPerCpuPreemptLock registers with it.
+inline constexpr long kSysPreemptLock = 336;
+inline constexpr int kPreemptLockSignal = SIGUSR2;
+// Why kPerCpuPreemptLock cannot run on this kernel, or std::nullopt when it
+// can. Probes preempt_lock(NULL, 0) (unregister: no effect): 0 means the
+// patch is there; ENOSYS is a kernel without it; another error means 336 is
+// another call here (upstream took 336 later: this host's 6.18 answers ENXIO).
+std::optional<std::string> PreemptLockUnavailableReason();
 
 // The central arena: objects carved from 64 KiB slabs, a free stack per class.
 class CentralArena {
@@ -122,7 +150,8 @@ class Allocator {
   // Appends every cached object of class `cls` (callers check that no object
   // is lost or held twice).
   virtual void Collect(int cls, std::vector<void*>* out) const = 0;
-  // rseq aborts taken (kPerCpuRseq), else 0.
+  // rseq aborts taken (kPerCpuRseq), operations restarted by the
+  // preempt-lock signal's handler (kPerCpuPreemptLock), else 0.
   virtual uint64_t Aborts() const { return 0; }
   CentralArena& arena() { return arena_; }
   const CentralArena& arena() const { return arena_; }
@@ -155,7 +184,8 @@ bool CpuReadAvailable(CpuRead r);
 
 // A new allocator of variant `v` (`cpu_read`: kPerCpuRseq only). Throws
 // std::runtime_error when the variant cannot run here (kPerCpuRseq without
-// rseq, or without the instruction of `cpu_read`: the message says why) and
+// rseq, or without the instruction of `cpu_read`; kPerCpuPreemptLock on a
+// kernel without preempt_lock(): the message says why) and
 // std::invalid_argument for a `cpu_read` other than kRseqCpuId on another variant.
 std::unique_ptr<Allocator> MakeAllocator(Variant v, CpuRead cpu_read = CpuRead::kRseqCpuId);
 

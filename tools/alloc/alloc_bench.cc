@@ -21,10 +21,18 @@
 //   all threads), wall_ns_per_op (wall time per op of one thread: threads *
 //   wall / ops, includes waiting for a CPU), cpu_s, cached_bytes (held in
 //   caches at the end: the RSS proxy), peak_rss_kb (getrusage ru_maxrss of
-//   the child), aborts (rseq). Progress goes to stderr.
+//   the child), aborts (rseq aborts; preempt_lock: operations restarted by
+//   the signal handler). Progress goes to stderr. A variant that cannot run
+//   here (preempt_lock without kernel/patches/0005, percpu_rseq without
+//   rseq) is skipped with the reason on stderr, not a failure.
+// --check runs the allocator oracle after each configuration: per size class,
+// the objects in caches plus those in the arena are exactly the objects the
+// arena created, each once (every request frees what it allocated); a
+// violation names the class and fails the run (exit 3). kernel/qemu/run uses
+// it for preempt_lock in the guest.
 //
 // Usage: alloc_bench [--threads 1,2,4,40] [--ops-per-thread N] [--variants a,b]
-//                    [--cpu-reads cpu_id,lsl,rdpid,rdtscp,sched_getcpu|all] [--seed N]
+//                    [--cpu-reads cpu_id,lsl,rdpid,rdtscp,sched_getcpu|all] [--seed N] [--check]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,10 +133,28 @@ struct Result {
   double wall_s = 0, cpu_s = 0;
   uint64_t cached = 0, aborts = 0;
   long peak_rss_kb = 0;
-  std::string error;
+  std::string error;           // the variant cannot run here
+  std::string oracle_failure;  // --check found an object lost or held twice
 };
 
-Result RunChild(Variant v, CpuRead cr, int threads, long ops_per_thread, uint64_t seed) {
+// The allocator oracle (every object freed): "" or what is wrong.
+std::string Oracle(const Allocator& a) {
+  for (int cls = 0; cls < kNumClasses; ++cls) {
+    std::vector<void*> all;
+    a.Collect(cls, &all);
+    const std::vector<void*> free = a.arena().FreeObjects(cls);
+    all.insert(all.end(), free.begin(), free.end());
+    std::sort(all.begin(), all.end());
+    const bool twice = std::adjacent_find(all.begin(), all.end()) != all.end();
+    if (twice || all.size() != a.arena().Created(cls)) {
+      return "class " + std::to_string(cls) + ": " + std::to_string(all.size()) + " objects in caches and arena, " +
+             std::to_string(a.arena().Created(cls)) + " created" + (twice ? ", one held twice" : ", objects lost");
+    }
+  }
+  return "";
+}
+
+Result RunChild(Variant v, CpuRead cr, int threads, long ops_per_thread, uint64_t seed, bool check) {
   Result r;
   std::unique_ptr<Allocator> a;
   try {
@@ -150,6 +176,7 @@ Result RunChild(Variant v, CpuRead cr, int threads, long ops_per_thread, uint64_
   r.peak_rss_kb = u.ru_maxrss;
   r.cached = a->CachedBytes();
   r.aborts = a->Aborts();
+  if (check) r.oracle_failure = Oracle(*a);
   return r;
 }
 
@@ -167,16 +194,21 @@ struct Options {
   uint64_t seed = 1;
   std::vector<Variant> variants{kAllVariants.begin(), kAllVariants.end()};
   std::vector<CpuRead> cpu_reads = {CpuRead::kRseqCpuId};
+  bool check = false;
 };
 
 constexpr const char* kUsage =
     "usage: alloc_bench [--threads 1,2,4,40] [--ops-per-thread N] [--variants a,b]\n"
-    "                   [--cpu-reads cpu_id,lsl,rdpid,rdtscp,sched_getcpu|all] [--seed N]\n";
+    "                   [--cpu-reads cpu_id,lsl,rdpid,rdtscp,sched_getcpu|all] [--seed N] [--check]\n";
 
 // Parses argv into `o`; an error message (exit 2) or "".
 std::string Parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--check") {
+      o.check = true;
+      continue;
+    }
     static const std::string kTakesValue[] = {"--threads", "--ops-per-thread", "--seed", "--variants", "--cpu-reads"};
     if (std::find(std::begin(kTakesValue), std::end(kTakesValue), a) == std::end(kTakesValue)) return kUsage;
     if (i + 1 >= argc) return "alloc_bench: " + a + " wants a value\n";
@@ -228,7 +260,12 @@ std::string RunInChild(Variant v, CpuRead cr, int threads, const Options& o) {
   const pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    const Result r = RunChild(v, cr, threads, o.ops_per_thread, o.seed);
+    const Result r = RunChild(v, cr, threads, o.ops_per_thread, o.seed, o.check);
+    if (!r.oracle_failure.empty()) {
+      std::fprintf(stderr, "allocator oracle: FAIL: %s, %d threads: %s\n", VariantName(v), threads,
+                   r.oracle_failure.c_str());
+      _exit(4);
+    }
     char line[512];
     const char* read = v == Variant::kPerCpuRseq ? CpuReadName(cr) : "-";
     const int n = r.error.empty()
@@ -288,7 +325,7 @@ int main(int argc, char** argv) {
       }
       std::fputs(out.c_str(), stdout);
       std::fflush(stdout);
-      std::fprintf(stderr, "done\n");
+      std::fprintf(stderr, o.check ? "done, allocator oracle ok\n" : "done\n");
     }
   }
   return 0;

@@ -21,6 +21,13 @@
  *             the sysctl 0 and 1, each without and with one munmap
  *             competitor: CSV rows labelled guest-off, guest-off+munmap,
  *             guest-on, guest-on+munmap
+ *   preempt_lock /bin/preempt_lock_test (patch 0005); if
+ *             rseqmc_alloc_bench=1, /bin/alloc_bench --check of the
+ *             preempt_lock, percpu_rseq, percpu_mutex and shared_cas variants with
+ *             one thread and with 4 threads per CPU (so that threads are
+ *             preempted inside their operations) under the allocator
+ *             oracle: CSV rows for
+ *             kernel/qemu/run's build-qemu/alloc-guest.csv
  *
  * Kernel command line words key=value reach /init as its environment:
  * rseqmc_samples (crosscheck --samples, default 20),
@@ -38,7 +45,10 @@
  * default 0), rseqmc_mmap_seed_size (its --size, default 4M: 4 threads x
  * 10 maps x 4 MiB = 160 MiB stay mapped per repetition, which fits the
  * guest's 512 MiB where the seed's 64 MiB would need 2.5 GiB),
- * rseqmc_mmap_seed_reps (its --reps, default 3).
+ * rseqmc_mmap_seed_reps (its --reps, default 3);
+ * rseqmc_alloc_bench (1 runs alloc_bench, default 0),
+ * rseqmc_alloc_threads (its --threads, default 1 and 4 per CPU),
+ * rseqmc_alloc_ops (its --ops-per-thread, default 100000).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -157,6 +167,13 @@ static void add_counter(struct abi_result *r, const char *line)
 
 /* The last line starting with '{' (a JSON report) that run() saw. */
 static char last_json[16384];
+/*
+ * Lines holding run_prefix that run() saw (when it is set): alloc_bench's
+ * rows follow its progress text on the same line when stdout and stderr
+ * share the pipe.
+ */
+static const char *run_prefix;
+static int run_prefix_lines;
 
 /*
  * Runs argv with its output copied to the console, each line prefixed by
@@ -199,6 +216,8 @@ static int run(char *const argv[], struct abi_result *r)
 		}
 		if (r && !strncmp(line, "COUNTER ", 8))
 			add_counter(r, line);
+		if (run_prefix && strstr(line, run_prefix))
+			run_prefix_lines++;
 		printf("  %s", line);
 	}
 	free(line);
@@ -493,12 +512,46 @@ static void mmap_seed(struct abi_result *r)
 	write_sysctl(knob, "0");
 }
 
+/*
+ * The preempt-lock scheme (patch 0005): its self-test, then, if
+ * rseqmc_alloc_bench=1, the allocator benchmark's preempt_lock variant
+ * beside percpu_rseq and percpu_mutex, with the oracle. The benchmark skips
+ * a variant that cannot run (exit 0), so here a missing preempt_lock row
+ * is a failure: this kernel has the syscall.
+ */
+static void preempt_lock_round(struct abi_result *r)
+{
+	char threads[16];
+
+	selftest(r, (char *[]){ "/bin/preempt_lock_test", NULL });
+	if (strcmp(env("rseqmc_alloc_bench", "0"), "1"))
+		return;
+	snprintf(threads, sizeof(threads), "1,%ld",
+		 4 * sysconf(_SC_NPROCESSORS_ONLN));
+	run_prefix = "preempt_lock,-,";
+	run_prefix_lines = 0;
+	selftest(r, (char *[]){ "/bin/alloc_bench", "--variants",
+				"preempt_lock,percpu_rseq,percpu_mutex,shared_cas",
+				"--threads",
+				(char *)env("rseqmc_alloc_threads", threads),
+				"--ops-per-thread",
+				(char *)env("rseqmc_alloc_ops", "100000"),
+				"--check", NULL });
+	run_prefix = NULL;
+	r->total++;
+	if (run_prefix_lines > 0)
+		r->passed++;
+	else
+		printf("  selftest: FAIL alloc_bench printed no preempt_lock row (skipped on a kernel with patch 0005?)\n");
+}
+
 int main(void)
 {
 	struct abi_result rfc = { .abi = "rfc2015" };
 	struct abi_result v6 = { .abi = "6.x(ids_on_change=0)" };
 	struct abi_result v619 = { .abi = "6.19(ids_on_change=1)" };
 	struct abi_result mm = { .abi = "mmap(populate_yield)" };
+	struct abi_result plock = { .abi = "preempt_lock" };
 	char *iters = (char *)env("rseqmc_iters", "100000");
 	double t0 = now();
 	int ok;
@@ -526,12 +579,15 @@ int main(void)
 	if (!strcmp(env("rseqmc_mmap_seed", "0"), "1"))
 		mmap_seed(&mm);
 	mm.ok = mm.passed == mm.total;
+	preempt_lock_round(&plock);
+	plock.ok = plock.passed == plock.total;
 
 	print_result(&rfc);
 	print_result(&v6);
 	print_result(&v619);
 	print_result(&mm);
-	ok = rfc.ok && v6.ok && v619.ok && mm.ok;
+	print_result(&plock);
+	ok = rfc.ok && v6.ok && v619.ok && mm.ok && plock.ok;
 	printf("init: all tests took %.1f s\n", now() - t0);
 	printf("%s\n", ok ? "PASS" : "FAIL");
 	fflush(stdout);
