@@ -534,6 +534,26 @@ TEST(Crosscheck, MmCidCounterAgreesWhereTheModelPredicts) {
   EXPECT_NE(r.note.find("reads mm_cid"), std::string::npos) << r.note;
 }
 
+std::string FirstDetail(const CrosscheckReport& r) {
+  return r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail;
+}
+
+// Cross-checks `s` with every single-event schedule (`singles` of them, a
+// golden count) and `samples` random ones: each is compared (or not
+// comparable) and none disagrees or fails to run. Returns the report.
+CrosscheckReport ExpectEveryScheduleAgrees(const Scenario& s, uint64_t samples, uint64_t singles) {
+  CrosscheckOptions o;
+  o.samples = samples;
+  o.max_single_events = 0;  // all of them
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.skipped, "");
+  EXPECT_EQ(r.harness_errors, 0u) << (r.harness_error_details.empty() ? "" : r.harness_error_details[0].summary);
+  EXPECT_EQ(r.disagreements, 0u) << FirstDetail(r);
+  EXPECT_EQ(r.single_events_run, singles);
+  EXPECT_EQ(r.compared + r.not_comparable, 1 + singles + samples);  // compared counts flaky runs too
+  return r;
+}
+
 // Review findings F9 and F9c on this kernel (6.18): after another thread
 // exited, a thread switched out and in on its CPU keeps the CPU's
 // concurrency ID (6.4-6.18 pcpu_cid), read through `rseq_load mm_cid` and
@@ -546,15 +566,8 @@ TEST(Crosscheck, MmCidCounterAgreesWhereTheModelPredicts) {
 void ExpectMmCidFixtureAgreesOnEveryPath(const std::string& name, uint64_t single_events, uint64_t failing) {
   Scenario s = ParseScenario(testing::ReadFile(testing::Fixture(name)), name);
   SKIP_IF_NO_HARNESS(s);
-  CrosscheckOptions o;
-  o.samples = 0;
-  o.max_single_events = 0;  // all of them
-  const CrosscheckReport r = Crosscheck(s, o);
-  EXPECT_EQ(r.skipped, "");
-  EXPECT_EQ(r.harness_errors, 0u) << (r.details.empty() ? "" : r.details[0].summary);
-  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
+  const CrosscheckReport r = ExpectEveryScheduleAgrees(s, 0, single_events);
   EXPECT_EQ(r.not_comparable, 0u);
-  EXPECT_EQ(r.single_events_run, single_events);
   EXPECT_EQ(r.compared, 1 + single_events);
   EXPECT_EQ(r.failures_agreed, failing);
 }
@@ -1214,15 +1227,8 @@ TEST(Crosscheck, StorePastTheDataFaultsInBoth) {
 TEST(Crosscheck, SignalInterruptingABlockedThread) {
   Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("futex_wait_signal.rsq")), "futex_wait_signal.rsq");
   SKIP_IF_NO_HARNESS(s);
-  CrosscheckOptions o;
-  o.samples = 10;
-  o.max_single_events = 0;  // all of them
-  const CrosscheckReport r = Crosscheck(s, o);
-  EXPECT_EQ(r.skipped, "");
-  EXPECT_EQ(r.harness_errors, 0u) << (r.details.empty() ? "" : r.details[0].summary);
-  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
-  EXPECT_EQ(r.single_events_run, 130u);
-  EXPECT_EQ(r.compared, 1 + r.single_events_run + o.samples);
+  const CrosscheckReport r = ExpectEveryScheduleAgrees(s, 10, 130);
+  EXPECT_EQ(r.compared, 1 + 130 + 10u);
 }
 
 // A plan that has the kernel wake a thread that FUTEX_WAKE left asleep (the
@@ -1807,26 +1813,6 @@ TEST(Crosscheck, HandlerCountsOnlyFromACountdownInR14) {
   for (uint32_t k = 0; k < rec->num_observed; ++k) values.push_back(slots[k].value);
   EXPECT_EQ(values, (std::vector<int64_t>{9, 7, 9}));
   munmap(mem, sizeof(CountdownProbe));
-}
-
-std::string FirstDetail(const CrosscheckReport& r) {
-  return r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail;
-}
-
-// Cross-checks `s` with every single-event schedule (`singles` of them, a
-// golden count) and `samples` random ones: each is compared (or not
-// comparable) and none disagrees or fails to run. Returns the report.
-CrosscheckReport ExpectEveryScheduleAgrees(const Scenario& s, uint64_t samples, uint64_t singles) {
-  CrosscheckOptions o;
-  o.samples = samples;
-  o.max_single_events = 0;  // all of them
-  const CrosscheckReport r = Crosscheck(s, o);
-  EXPECT_EQ(r.skipped, "");
-  EXPECT_EQ(r.harness_errors, 0u) << (r.harness_error_details.empty() ? "" : r.harness_error_details[0].summary);
-  EXPECT_EQ(r.disagreements, 0u) << FirstDetail(r);
-  EXPECT_EQ(r.single_events_run, singles);
-  EXPECT_EQ(r.compared + r.not_comparable, 1 + singles + samples);  // compared counts flaky runs too
-  return r;
 }
 
 // A memory fault with a declared SIGSEGV handler: the kernel delivers SIGSEGV
