@@ -12,6 +12,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -31,6 +32,8 @@
 #include <functional>
 #include <thread>
 #include <map>
+#include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -532,6 +535,26 @@ TEST(Crosscheck, MmCidCounterAgreesWhereTheModelPredicts) {
   EXPECT_NE(r.note.find("reads mm_cid"), std::string::npos) << r.note;
 }
 
+std::string FirstDetail(const CrosscheckReport& r) {
+  return r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail;
+}
+
+// Cross-checks `s` with every single-event schedule (`singles` of them, a
+// golden count) and `samples` random ones: each is compared (or not
+// comparable) and none disagrees or fails to run. Returns the report.
+CrosscheckReport ExpectEveryScheduleAgrees(const Scenario& s, uint64_t samples, uint64_t singles) {
+  CrosscheckOptions o;
+  o.samples = samples;
+  o.max_single_events = 0;  // all of them
+  const CrosscheckReport r = Crosscheck(s, o);
+  EXPECT_EQ(r.skipped, "");
+  EXPECT_EQ(r.harness_errors, 0u) << (r.harness_error_details.empty() ? "" : r.harness_error_details[0].summary);
+  EXPECT_EQ(r.disagreements, 0u) << FirstDetail(r);
+  EXPECT_EQ(r.single_events_run, singles);
+  EXPECT_EQ(r.compared + r.not_comparable, 1 + singles + samples);  // compared counts flaky runs too
+  return r;
+}
+
 // Review findings F9 and F9c on this kernel (6.18): after another thread
 // exited, a thread switched out and in on its CPU keeps the CPU's
 // concurrency ID (6.4-6.18 pcpu_cid), read through `rseq_load mm_cid` and
@@ -544,15 +567,8 @@ TEST(Crosscheck, MmCidCounterAgreesWhereTheModelPredicts) {
 void ExpectMmCidFixtureAgreesOnEveryPath(const std::string& name, uint64_t single_events, uint64_t failing) {
   Scenario s = ParseScenario(testing::ReadFile(testing::Fixture(name)), name);
   SKIP_IF_NO_HARNESS(s);
-  CrosscheckOptions o;
-  o.samples = 0;
-  o.max_single_events = 0;  // all of them
-  const CrosscheckReport r = Crosscheck(s, o);
-  EXPECT_EQ(r.skipped, "");
-  EXPECT_EQ(r.harness_errors, 0u) << (r.details.empty() ? "" : r.details[0].summary);
-  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
+  const CrosscheckReport r = ExpectEveryScheduleAgrees(s, 0, single_events);
   EXPECT_EQ(r.not_comparable, 0u);
-  EXPECT_EQ(r.single_events_run, single_events);
   EXPECT_EQ(r.compared, 1 + single_events);
   EXPECT_EQ(r.failures_agreed, failing);
 }
@@ -1212,15 +1228,8 @@ TEST(Crosscheck, StorePastTheDataFaultsInBoth) {
 TEST(Crosscheck, SignalInterruptingABlockedThread) {
   Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("futex_wait_signal.rsq")), "futex_wait_signal.rsq");
   SKIP_IF_NO_HARNESS(s);
-  CrosscheckOptions o;
-  o.samples = 10;
-  o.max_single_events = 0;  // all of them
-  const CrosscheckReport r = Crosscheck(s, o);
-  EXPECT_EQ(r.skipped, "");
-  EXPECT_EQ(r.harness_errors, 0u) << (r.details.empty() ? "" : r.details[0].summary);
-  EXPECT_EQ(r.disagreements, 0u) << (r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail);
-  EXPECT_EQ(r.single_events_run, 130u);
-  EXPECT_EQ(r.compared, 1 + r.single_events_run + o.samples);
+  const CrosscheckReport r = ExpectEveryScheduleAgrees(s, 10, 130);
+  EXPECT_EQ(r.compared, 1 + 130 + 10u);
 }
 
 // A plan that has the kernel wake a thread that FUTEX_WAKE left asleep (the
@@ -1693,24 +1702,118 @@ TEST(Crosscheck, SignalInsideObserveLandsAtAnIrBoundary) {
   EXPECT_EQ(second, 1u);
 }
 
-std::string FirstDetail(const CrosscheckReport& r) {
-  return r.details.empty() ? "" : r.details[0].summary + "\n" + r.details[0].detail;
+// ---- the step countdown through a signal handler ----
+
+// What the child of HandlerCountsOnlyFromACountdownInR14 reports (shared
+// memory): per handler run whether it counted on from the interrupted r14
+// and what it left, the countdown the program returned with, and r14 after
+// the C++ code's own tgkill.
+struct CountdownProbe {
+  int runs = 0;
+  bool counted[2] = {};
+  int64_t left[2] = {};
+  int64_t program_left = 0;
+  uint64_t r14_after = 0;
+};
+const JitProgram* g_countdown_jit = nullptr;
+CountdownProbe* g_countdown_probe = nullptr;
+
+// As the tracee's signal wrapper: the live r14 is the frame's (one frame at a time here).
+void CountdownHandler(int signo, siginfo_t*, void* uctx) {
+  auto* uc = static_cast<ucontext_t*>(uctx);
+  const JitProgram& jit = *g_countdown_jit;
+  JitContext h;
+  h.rec = jit.record(0);
+  h.r[1] = signo;
+  const auto handler = static_cast<uint32_t>(jit.scenario().FindSignal(signo)->handler);
+  const std::optional<int64_t> left = RunHandlerFromSignal(jit, handler, &h, uc, uc->uc_mcontext.gregs[REG_R14]);
+  CountdownProbe& p = *g_countdown_probe;
+  if (p.runs < 2) {
+    p.counted[p.runs] = left.has_value();
+    p.left[p.runs] = left.value_or(0);
+  }
+  ++p.runs;
 }
 
-// Cross-checks `s` with every single-event schedule (`singles` of them, a
-// golden count) and `samples` random ones: each is compared (or not
-// comparable) and none disagrees or fails to run. Returns the report.
-CrosscheckReport ExpectEveryScheduleAgrees(const Scenario& s, uint64_t samples, uint64_t singles) {
-  CrosscheckOptions o;
-  o.samples = samples;
-  o.max_single_events = 0;  // all of them
-  const CrosscheckReport r = Crosscheck(s, o);
-  EXPECT_EQ(r.skipped, "");
-  EXPECT_EQ(r.harness_errors, 0u) << (r.harness_error_details.empty() ? "" : r.harness_error_details[0].summary);
-  EXPECT_EQ(r.disagreements, 0u) << FirstDetail(r);
-  EXPECT_EQ(r.single_events_run, singles);
-  EXPECT_EQ(r.compared + r.not_comparable, 1 + singles + samples);  // compared counts flaky runs too
-  return r;
+// tgkill(2) of the calling thread with `sig`, `r14` in r14 across the
+// `syscall` (the signal is delivered on its way out, with rip here, in no
+// JIT code); returns r14 after it.
+uint64_t SignalSelfWithR14(uint64_t r14, int sig) {
+  long nr = SYS_tgkill;
+  uint64_t out;
+  asm volatile("mov %[in], %%r14\n\t"
+               "syscall\n\t"
+               "mov %%r14, %[out]\n\t"
+               : [out] "=&r"(out), "+a"(nr)
+               : [in] "r"(r14), "D"(static_cast<long>(getpid())), "S"(static_cast<long>(syscall(SYS_gettid))),
+                 "d"(static_cast<long>(sig))
+               : "rcx", "r11", "r14", "memory", "cc");
+  return out;
+}
+
+// The tracee's handler counts its IR steps on from the countdown in r14 only
+// where r14 holds one (JitProgram::HoldsCountdown()). Interrupting the JIT
+// code (the program's own tgkill: main's 4 steps and the handler's 3 come
+// off the countdown the program returns) it does; interrupting C++ code
+// (outcome mode: another thread's tgkill reaching a thread past its return,
+// in the harness's Worker()) r14 is that code's callee-saved register and
+// comes back unchanged. Before, the handler wrote its countdown into it
+// (kSentinel - 3 here), which under ASan was a stack-buffer-overflow in
+// ThisThreadCpu()'s frame in every run of
+// ObserveInterruptedByAnotherThreadsSignalStaysReachable.
+TEST(Crosscheck, HandlerCountsOnlyFromACountdownInR14) {
+  Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("handler_countdown.rsq")), "handler_countdown.rsq");
+  SKIP_IF_NO_HARNESS(s);
+  JitProgram jit(s, JitOptions{.traps = true, .ir_trace = false});
+  // Where r14 is the countdown, and where it is not.
+  EXPECT_TRUE(jit.HoldsCountdown(jit.InstrAddress(0)));
+  EXPECT_TRUE(jit.HoldsCountdown(jit.BlockStart(1)));
+  EXPECT_TRUE(jit.HoldsCountdown(jit.rearm_stub()));
+  EXPECT_TRUE(jit.HoldsCountdown(jit.assert_trap()));
+  EXPECT_FALSE(jit.HoldsCountdown(jit.done_trap()));
+  EXPECT_FALSE(jit.HoldsCountdown(jit.done_trap() + 1));
+  EXPECT_FALSE(jit.HoldsCountdown(reinterpret_cast<uint64_t>(&SignalSelfWithR14)));
+  jit.ResetState();
+  void* mem = mmap(nullptr, sizeof(CountdownProbe), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  auto* probe = new (mem) CountdownProbe;
+  g_countdown_jit = &jit;
+  g_countdown_probe = probe;
+  constexpr int64_t kStart = 1000;
+  constexpr uint64_t kSentinel = 0x5eed00005eed0000;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    struct sigaction sa {};
+    sa.sa_sigaction = CountdownHandler;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR1, &sa, nullptr);
+    ThreadRecord* rec = jit.record(0);
+    rec->tid = static_cast<int32_t>(syscall(SYS_gettid));
+    jit.shared()->tgid = getpid();
+    JitContext ctx;
+    ctx.rec = rec;
+    probe->program_left = jit.Call(static_cast<uint32_t>(s.threads[0].entry), &ctx, kStart);
+    probe->r14_after = SignalSelfWithR14(kSentinel, SIGUSR1);
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
+  EXPECT_EQ(probe->runs, 2);
+  EXPECT_TRUE(probe->counted[0]);
+  EXPECT_EQ(probe->left[0], kStart - 1 - 3);  // tgkill's step, then the handler's 3
+  EXPECT_EQ(probe->program_left, kStart - 4 - 3);
+  EXPECT_FALSE(probe->counted[1]);
+  EXPECT_EQ(probe->r14_after, kSentinel);
+  // The handler's observation, then main's, then the second handler's.
+  const ThreadRecord* rec = jit.record(0);
+  std::vector<int64_t> values;
+  const auto* slots = reinterpret_cast<const ObservationSlot*>(rec->obs_begin);
+  for (uint32_t k = 0; k < rec->num_observed; ++k) values.push_back(slots[k].value);
+  EXPECT_EQ(values, (std::vector<int64_t>{9, 7, 9}));
+  munmap(mem, sizeof(CountdownProbe));
 }
 
 // A memory fault with a declared SIGSEGV handler: the kernel delivers SIGSEGV
@@ -1829,17 +1932,11 @@ TEST(Crosscheck, TgkillSignalZeroAgrees) {
 // a while a runs on the other CPU, anywhere in its observe blocks. Before
 // the cmpxchg-published slot, 44 of 300 runs here (12 to 85 in the review) had an
 // outcome outside the checker's reachable set (14 outcomes); none now.
+// When k's tgkill reaches a after its return, the handler interrupts the
+// harness's C++ code: under ASan every run reported a stack-buffer-overflow
+// in ThisThreadCpu() until the handler stopped writing its countdown into
+// that code's r14 (HandlerCountsOnlyFromACountdownInR14).
 TEST(Crosscheck, ObserveInterruptedByAnotherThreadsSignalStaysReachable) {
-#if defined(__SANITIZE_ADDRESS__)
-  // OPEN DEFECT (closing note of the eighth session): under ASan the tracee
-  // reports a stack-buffer-overflow on `cpu` in ThisThreadCpu() (child.h),
-  // called by Worker() after the thread's program returned, in every run of
-  // this outcome-mode test: k's tgkill reaches `a` after its return, when the
-  // harness now runs the scenario's handler (tl_rec is still set). Not yet
-  // understood (the release build passes it, 3 times in CI); skipped here so
-  // that the rest of the sanitizer run is not lost, to be fixed next.
-  GTEST_SKIP() << "ASan report in the tracee after return (open defect, see the comment)";
-#endif
   Scenario s = ParseScenario(testing::ReadFile(testing::Fixture("observe_tgkill_race.rsq")), "observe_tgkill_race.rsq");
   SKIP_IF_NO_HARNESS(s);
   CrosscheckOptions o;

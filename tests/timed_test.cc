@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -130,6 +131,18 @@ CostModel FastTicks() {
   return cm;
 }
 
+// A run of FastTicks() with seed 7: the result and the scheduler's counts.
+struct FastTickRun {
+  ExecutionResult result;
+  TimedStats stats;
+};
+FastTickRun RunWithFastTicks(const Scenario& s) {
+  Simulator sim(s);
+  TimedScheduler sched(FastTicks(), 7);
+  ExecutionResult r = sim.Run(sched);
+  return {std::move(r), sched.stats()};
+}
+
 // Two threads on one CPU, each spinning in `work`: the tick preempts at the
 // first tick after the CFS slice max(latency / 2, min_granularity).
 TEST(TimedScheduler, TickPreemptsAfterTheSlice) {
@@ -137,15 +150,12 @@ TEST(TimedScheduler, TickPreemptsAfterTheSlice) {
       "scenario t\nfunc f\n  li r5, 0\nloop:\n  work 100000\n  add r5, r5, 1\n  blt r5, 100, loop\n  clock\n  "
       "observe end, r0\n  ret\nend\nthread x * 2 entry f cpu 0\n",
       "t.rsq");
-  const CostModel cm = FastTicks();
-  Simulator sim(s);
-  TimedScheduler sched(cm, 7);
-  const ExecutionResult r = sim.Run(sched);
+  const auto [r, stats] = RunWithFastTicks(s);
   ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
   // 2 x 10 ms of work on one CPU, slices of 2 ms: about 10 preemptions.
-  EXPECT_GE(sched.stats().tick_preemptions, 8u);
-  EXPECT_LE(sched.stats().tick_preemptions, 11u);
-  EXPECT_NEAR(sched.stats().IdleFraction(), 0.0, 1e-9);
+  EXPECT_GE(stats.tick_preemptions, 8u);
+  EXPECT_LE(stats.tick_preemptions, 11u);
+  EXPECT_NEAR(stats.IdleFraction(), 0.0, 1e-9);
   // Interleaved: both end after 10 ms of their own work; the last after all 20 ms.
   EXPECT_GT(Observed(r, 0, 0), 15000000);
   EXPECT_GT(Observed(r, 1, 0), 15000000);
@@ -167,13 +177,10 @@ TEST(TimedScheduler, EveryFlaggedTickPreemptionGetsOneSignal) {
         "  work 100000\n  li r6, 0\n  st32 [r10], r6\n  add r5, r5, 1\n  blt r5, 100, loop\n  ret\nend\n"
         "func h\n  nop\n  ret\nend\nsignal SIGUSR2 handler h\nthread x * 2 entry f cpu 0 args r9 = i\n",
         "t.rsq");
-    const CostModel cm = FastTicks();
-    Simulator sim(s);
-    TimedScheduler sched(cm, 7);
-    const ExecutionResult r = sim.Run(sched);
+    const auto [r, stats] = RunWithFastTicks(s);
     ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
-    EXPECT_GE(sched.stats().tick_preemptions, 8u);
-    EXPECT_EQ(sched.stats().signals, flag ? sched.stats().tick_preemptions : 0u);
+    EXPECT_GE(stats.tick_preemptions, 8u);
+    EXPECT_EQ(stats.signals, flag ? stats.tick_preemptions : 0u);
   }
 }
 

@@ -325,6 +325,15 @@ int64_t JitProgram::Call(uint32_t func, JitContext* ctx, int64_t countdown) cons
 
 void JitProgram::DoneTrap() const { reinterpret_cast<void (*)()>(done_trap_)(); }
 
+bool JitProgram::HoldsCountdown(uint64_t rip) const {
+  if (InOriginalCode(rip)) return true;
+  const auto code = reinterpret_cast<uint64_t>(code_);
+  if (rip < code || rip >= code + code_bytes_) return false;
+  // The layout of Compile(): trampoline, re-arm stub, done trap, assert trap, ...
+  if (rip < rearm_stub_) return rip >= countdown_from_ && rip < countdown_to_;
+  return rip < done_trap_ || rip >= assert_trap_;
+}
+
 void JitProgram::Compile() {
   const Program& p = s_.program;
   const uint32_t n = static_cast<uint32_t>(p.code.size());
@@ -366,11 +375,13 @@ void JitProgram::Compile() {
   g.sub(g.rsp, 8);
   g.mov(g.rbx, g.rsi);
   g.mov(g.r14, g.rdx);
+  countdown_from_ = cur();
   // rcx says where a syscall returned (see SyscallEnds below); a handler
   // entered from a signal frame must not see the interrupted code's.
   g.xor_(g.ecx, g.ecx);
   g.call(g.rdi);
   g.mov(g.rax, g.r14);
+  countdown_to_ = cur();  // from here on r14 is dead (popped), the countdown is in rax
   g.add(g.rsp, 8);
   g.pop(g.r15);
   g.pop(g.r14);

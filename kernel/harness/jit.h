@@ -242,6 +242,17 @@ class JitProgram {
   uint64_t done_trap() const { return done_trap_; }
   uint64_t assert_trap() const { return assert_trap_; }
   void DoneTrap() const;  // executes the done trap (int3) on the calling thread
+  // True when a thread interrupted at `rip` (a signal frame's saved rip) has
+  // its step countdown in r14 ("Machine state mapping" above): in the IR
+  // blocks and their stubs (abort, re-arm, assert, call-stack overflow), in
+  // the imported original code (r14 survives it: OriginalCode's
+  // not_runnable), and in the trampoline from its `mov r14, rdx` up to its
+  // `mov rax, r14` that returns the countdown. Anywhere else (the rest of
+  // the trampoline, the done trap, which the harness's C++ wrapper calls
+  // after the program returned, any address outside the JIT code) r14 is the
+  // interrupted C++ code's own callee-saved register: a signal handler must
+  // neither take it for a countdown nor change it.
+  bool HoldsCountdown(uint64_t rip) const;
 
   // Shared results (MAP_SHARED: visible in the parent after the child wrote them).
   SharedArea* shared() const { return shared_; }
@@ -286,6 +297,9 @@ class JitProgram {
   std::vector<uint64_t> body_addr_;   // after the prologue, size code
   std::vector<uint64_t> abort_stub_;  // per descriptor
   uint64_t rearm_stub_ = 0, done_trap_ = 0, assert_trap_ = 0, trampoline_ = 0;
+  // [countdown_from_, countdown_to_): the trampoline's instructions that run
+  // with the countdown in r14 (HoldsCountdown()).
+  uint64_t countdown_from_ = 0, countdown_to_ = 0;
   std::vector<uint64_t> func_addr_;
   void* code_ = nullptr;
   size_t code_bytes_ = 0, code_map_bytes_ = 0;

@@ -492,6 +492,18 @@ bool RewindUnfinishedObserve(const JitProgram& jit, ucontext_t* uc, ThreadRecord
   return true;
 }
 
+std::optional<int64_t> RunHandlerFromSignal(const JitProgram& jit, uint32_t handler, JitContext* h, ucontext_t* uc,
+                                            int64_t live_r14) {
+  const auto rip = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  if (!jit.HoldsCountdown(rip) && rip != reinterpret_cast<uint64_t>(&rseqmc_signal_entry)) {
+    jit.Call(handler, h, kHandlerNoCountdown);
+    return std::nullopt;
+  }
+  const int64_t left = jit.Call(handler, h, live_r14);
+  uc->uc_mcontext.gregs[REG_R14] = left;  // sigreturn restores it
+  return left;
+}
+
 extern "C" void rseqmc_on_signal(int signo, siginfo_t* info, void* uctx, int64_t live_r14) {
   auto* uc = static_cast<ucontext_t*>(uctx);
   const Scenario& s = g_jit->scenario();
@@ -515,8 +527,7 @@ extern "C" void rseqmc_on_signal(int signo, siginfo_t* info, void* uctx, int64_t
   JitContext h;
   h.rec = tl_rec;
   h.r[1] = signo;
-  const int64_t left = g_jit->Call(static_cast<uint32_t>(spec->handler), &h, live_r14);
-  uc->uc_mcontext.gregs[REG_R14] = left;  // sigreturn restores it
+  RunHandlerFromSignal(*g_jit, static_cast<uint32_t>(spec->handler), &h, uc, live_r14);
 }
 
 namespace {

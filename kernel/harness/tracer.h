@@ -251,6 +251,28 @@ RealResult RunConcurrent(JitProgram& jit, const std::vector<ThreadEvent>& events
 // rseq_signal_deliver() moved an aborted section) is left: false.
 bool RewindUnfinishedObserve(const JitProgram& jit, ucontext_t* uc, ThreadRecord* rec);
 
+// The step countdown a scenario signal handler runs with when the code it
+// interrupted has none in r14 (JitProgram::HoldsCountdown()): one it never
+// reaches, so it traps nowhere (as stress mode's handlers).
+inline constexpr int64_t kHandlerNoCountdown = int64_t{1} << 60;
+
+// For the tracee's signal wrapper (and tests): runs IR function `handler`
+// on context `h` for the signal frame `uc`, interrupted with `live_r14` in
+// r14 (the live value: an inner frame's sigreturn may have changed it).
+// When the interrupted code holds the step countdown in r14
+// (JitProgram::HoldsCountdown(), or it is the wrapper's entry: two frames
+// pushed at one resume, the outer handler about to start), the handler
+// counts on from it and the countdown it leaves goes into the frame's r14
+// (restored by sigreturn); it is returned. Otherwise (a thread past its
+// program's return, in the harness's C++ code: outcome mode's tgkill can
+// reach it there) the handler runs with kHandlerNoCountdown and r14 is left
+// as it was: it is that code's callee-saved register, and writing the
+// handler's countdown into it corrupted the harness's frame (under ASan, a
+// stack-buffer-overflow reported in ThisThreadCpu() after the return,
+// observe_tgkill_race.rsq); nullopt.
+std::optional<int64_t> RunHandlerFromSignal(const JitProgram& jit, uint32_t handler, JitContext* h, ucontext_t* uc,
+                                            int64_t live_r14);
+
 // Builds the simulator-shaped result of a real run (for property evaluation
 // and outcome comparison).
 ExecutionResult AsExecutionResult(const Scenario& s, const RealResult& r);
