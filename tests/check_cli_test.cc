@@ -269,7 +269,7 @@ TEST(CheckCliTest, JobsGiveTheCounterexampleOfOneWorker) {
   const CliResult st = RunCli(stateful);
   EXPECT_EQ(st.code, 0) << Describe(stateful, st);
 
-  const std::vector<std::string> dpor = {"check", Fixture("cli_counter.rsq"), "--jobs", "2"};
+  const std::vector<std::string> dpor = {"check", Fixture("cli_counter.rsq"), "--strategy", "dpor", "--jobs", "2"};
   const CliResult d = RunCli(dpor);
   EXPECT_EQ(d.code, 0) << Describe(dpor, d);
   EXPECT_NE(d.err.find("note: --jobs"), std::string::npos) << Describe(dpor, d);
