@@ -507,7 +507,10 @@ TEST(Crosscheck, PlantedBugsFailOnTheKernelToo) {
     // Room for the whole IR trace of a livelock (the step budget).
     JitProgram jit(s, JitOptions{}, static_cast<uint32_t>(RunOptions{}.max_steps + 64));
     RealResult real = RunPlan(jit, plan);
-    if (!CompareRuns(s, r, plan, real).empty()) real = RunPlan(jit, plan);  // a foreign preemption: once more
+    // A foreign preemption (the host's own scheduler aborting a section the
+    // plan did not abort) changes the real path; under load (CI runs beside
+    // builds) one retry was not always enough: up to three more.
+    for (int retry = 0; retry < 3 && !CompareRuns(s, r, plan, real).empty(); ++retry) real = RunPlan(jit, plan);
     EXPECT_EQ(CompareRuns(s, r, plan, real), "");
     EXPECT_EQ(AsExecutionResult(s, real).verdict, s.expected) << real.message;
     ++bugs;
@@ -564,10 +567,21 @@ CrosscheckReport ExpectEveryScheduleAgrees(const Scenario& s, uint64_t samples, 
 // model only, F9c's only on the kernel. Every single-event schedule (and the
 // default one) agrees, and the kernel took the simulated path in each (no
 // run is "not comparable"): the tracee's IDs start as the model's.
+//
+// A run is "not comparable" when the kernel's IDs left the simulated path
+// (6.18 compacts concurrency IDs from a timer-driven scan, about every
+// 100 ms: a run slowed down by a loaded host can see it). That is the
+// kernel's timing, not a disagreement, but the exact counts below need every
+// run on the path: up to four attempts, each of which must agree wherever it
+// compared, and one of which must be complete.
 void ExpectMmCidFixtureAgreesOnEveryPath(const std::string& name, uint64_t single_events, uint64_t failing) {
   Scenario s = ParseScenario(testing::ReadFile(testing::Fixture(name)), name);
   SKIP_IF_NO_HARNESS(s);
-  const CrosscheckReport r = ExpectEveryScheduleAgrees(s, 0, single_events);
+  CrosscheckReport r;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    r = ExpectEveryScheduleAgrees(s, 0, single_events);
+    if (r.not_comparable == 0) break;
+  }
   EXPECT_EQ(r.not_comparable, 0u);
   EXPECT_EQ(r.compared, 1 + single_events);
   EXPECT_EQ(r.failures_agreed, failing);
