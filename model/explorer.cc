@@ -139,6 +139,18 @@ void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool events, s
   if (b.Allows(DecisionKind::kIpi, counts, total)) out.push_back({th, DecisionKind::kIpi, -1});
 }
 
+// True if the bound allows another injected event of some kind after what
+// the machine has had (whether or not the boundary offers one): DPOR's weak
+// initials need it (model/wakeup_tree.h WeakInitialIndex).
+bool EventsLeft(const Machine& m, const Bounds& b) {
+  uint32_t counts[kNumDecisionKinds];
+  for (int k = 0; k < kNumDecisionKinds; ++k) counts[k] = m.events(static_cast<DecisionKind>(k));
+  for (int k = 1; k < kNumDecisionKinds; ++k) {
+    if (b.Allows(static_cast<DecisionKind>(k), counts, m.total_events())) return true;
+  }
+  return false;
+}
+
 // True if thread t's next step touches nothing but t itself: an instruction
 // that reads and writes only its registers (ALU, branches, calls within the
 // thread, sig, nop, observe, assert) with no kernel work pending. Such a step
@@ -298,6 +310,7 @@ struct Node {
   std::unique_ptr<WakeupTree> wut;
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
+  bool events_left = false;    // DPOR: the bound allows another event from here (EventsLeft)
   std::pair<uint64_t, uint64_t> state{};  // stateful search: Machine::StateHash here
 
   // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
@@ -319,6 +332,7 @@ struct Node {
     wut.reset();
     fp.Clear();
     writes_before = 0;
+    events_left = false;
   }
 };
 
@@ -422,6 +436,7 @@ class DfsEngine : public Scheduler {
     n.Reset();
     n.state = state;
     n.writes_before = path_writes_;
+    if (dpor_) n.events_left = EventsLeft(m, bounds_);
     if (dpor_ && depth_ > 0) {
       const Node& parent = stack_[depth_ - 1];
       for (const SleepEntry& e : parent.sleep) {
@@ -622,6 +637,7 @@ class DfsEngine : public Scheduler {
       }
       w.Put(n.fp);
       w.U64(n.writes_before);
+      w.U64(n.events_left ? 1 : 0);
     }
     PutTree(w, guide_);
     w.U64(visited_.size());
@@ -636,7 +652,8 @@ class DfsEngine : public Scheduler {
     const uint64_t nthreads = s_.threads.size();
     // An empty stack: a placement not started yet (the visited set follows).
     top_ = rd.Count(8);
-    stack_.assign(top_, Node{});
+    stack_.clear();
+    stack_.resize(top_);
     for (Node& n : stack_) {
       n.Resize(nthreads);
       for (ThreadSet* set : {&n.enabled, &n.backtrack, &n.done}) {
@@ -656,6 +673,7 @@ class DfsEngine : public Scheduler {
       if (WakeupTree t = GetTree(rd, nthreads); !t.Empty()) n.wut = std::make_unique<WakeupTree>(std::move(t));
       n.fp = rd.GetFootprint();
       n.writes_before = rd.U64();
+      n.events_left = rd.Small(1) != 0;
       if (thread < 0 || static_cast<uint64_t>(thread) >= nthreads || n.alt_begin > n.alt || n.alt >= n.alt_end ||
           n.alt_end > n.alts.size() || n.alts[n.alt].thread != thread) {
         rd.Corrupt("inconsistent search node");
@@ -713,7 +731,8 @@ class DfsEngine : public Scheduler {
   // Makes the nodes of `p` the fixed top of the stack: Run explores the
   // subtree under them and Backtrack never pops them.
   void SetPrefix(const TreePrefix& p) {
-    stack_.assign(p.size(), Node{});
+    stack_.clear();
+    stack_.resize(p.size());
     prefix_ranks_.clear();
     for (size_t i = 0; i < p.size(); ++i) {
       Node& n = stack_[i];
@@ -1199,13 +1218,13 @@ class DfsEngine : public Scheduler {
     };
     Node& target = stack_[i];
     for (const SleepEntry& e : target.sleep) {
-      if (WeakInitialIndex(e, race_v_.size(), at)) return;
+      if (WeakInitialIndex(e, race_v_.size(), at, target.events_left)) return;
     }
     std::vector<WakeupEvent> v;
     v.reserve(race_v_.size());
     for (const size_t k : race_v_) v.push_back({stack_[k].alts[stack_[k].alt], stack_[k].fp});
     if (!target.wut) target.wut = std::make_unique<WakeupTree>();
-    target.wut->Insert(std::move(v));
+    target.wut->Insert(std::move(v), target.events_left);
   }
 
   // Advances the deepest node with an unexplored alternative; false when done.

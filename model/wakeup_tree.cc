@@ -7,13 +7,13 @@ namespace rseqmc {
 
 WakeupTree::~WakeupTree() = default;
 
-bool WakeupTree::Insert(std::vector<WakeupEvent> v) {
+bool WakeupTree::Insert(std::vector<WakeupEvent> v, bool events_left) {
   WakeupTree* t = this;
   for (;;) {
     Child* next = nullptr;
     for (Child& c : t->children_) {
       const std::optional<std::ptrdiff_t> at =
-          WeakInitialIndex(c.ev, v.size(), [&v](size_t k) -> const WakeupEvent& { return v[k]; });
+          WeakInitialIndex(c.ev, v.size(), [&v](size_t k) -> const WakeupEvent& { return v[k]; }, events_left);
       if (!at) continue;
       if (*at >= 0) v.erase(v.begin() + *at);
       next = &c;

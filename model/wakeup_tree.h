@@ -20,8 +20,8 @@
 // a:w b:r, found at node 0):
 //
 //     WakeupTree t;
-//     t.Insert({{b_read, fp_rx}});     // true: a new leaf
-//     t.Insert({{b_read, fp_rx}});     // false: already there
+//     t.Insert({{b_read, fp_rx}}, false);  // true: a new leaf
+//     t.Insert({{b_read, fp_rx}}, false);  // false: already there
 //     WakeupTree sub;
 //     WakeupEvent first = t.PopFront(sub);  // b_read; sub is empty (a leaf)
 #ifndef RSEQMC_MODEL_WAKEUP_TREE_H_
@@ -56,14 +56,34 @@ struct WakeupEvent {
   Footprint fp;
 };
 
+// What a transition of a thread absent from v must commute with to be
+// inevitable after v while injected events are still possible: an event hitting
+// its thread first (preempt, migrate: its CPU, the destination, the mm_cid
+// allocator, the thread switched in) would replace it.
+inline Footprint WithEventsOnItsThread(Footprint fp) {
+  fp.cpus = ~uint64_t{0};
+  fp.mm_cid = true;
+  return fp;
+}
+
 // Where `e` stands in `v` as a weak initial (POPL'14 Def. 6.1 WI[E](v)):
 // the index of the first transition of e's thread in v if that transition
 // is `e`'s choice and no earlier transition of v is dependent with it (an
-// initial); -1 if v has no transition of e's thread and `e` is independent
-// of all of v (e commutes to the front); nullopt if `e` is no weak initial.
+// initial); -1 if v has no transition of e's thread and `e` commutes to the
+// front of every maximal extension of v; nullopt if `e` is no weak initial.
 // `at(k)` gives v's k-th transition (anything with .alt and .fp), k < size.
+//
+// POPL'14's -1 case assumes e is inevitable: every maximal execution after v
+// runs it. Here a thread is no deterministic process, so that holds only
+// for a step, and only if nothing in v conflicts with the events that could
+// hit e's thread before it (`events_left`: the bound allows another event).
+// An injected event is optional (a maximal execution need not contain it,
+// and under the bound it may not fit after v at all): it is a weak initial
+// only where v contains it. (Without this, a sleeping preemption of t0
+// independent of t1's step hid the reversal "t1's signal handler runs before
+// t0's tgkill to t1" at K=1: Explore.OptimalDporKeepsARaceThatOnlyASleepingEventCommutesWith.)
 template <typename At>
-std::optional<std::ptrdiff_t> WeakInitialIndex(const WakeupEvent& e, size_t size, At at) {
+std::optional<std::ptrdiff_t> WeakInitialIndex(const WakeupEvent& e, size_t size, At at, bool events_left) {
   for (size_t k = 0; k < size; ++k) {
     const auto& x = at(k);
     if (x.alt.thread != e.alt.thread) continue;
@@ -73,8 +93,10 @@ std::optional<std::ptrdiff_t> WeakInitialIndex(const WakeupEvent& e, size_t size
     }
     return static_cast<std::ptrdiff_t>(k);
   }
+  if (e.alt.kind != DecisionKind::kStep) return std::nullopt;
+  const Footprint fp = events_left ? WithEventsOnItsThread(e.fp) : e.fp;
   for (size_t k = 0; k < size; ++k) {
-    if (Dependent(at(k).fp, e.fp)) return std::nullopt;
+    if (Dependent(at(k).fp, fp)) return std::nullopt;
   }
   return -1;
 }
@@ -99,7 +121,9 @@ class WakeupTree {
   // it from v when v contains it); v is covered, and nothing changes, when
   // that reaches a leaf or uses up v. Otherwise what is left of v becomes a
   // new rightmost branch there. Returns true if the tree grew.
-  bool Insert(std::vector<WakeupEvent> v);
+  // `events_left`: injected events are still possible from the root (see
+  // WeakInitialIndex).
+  bool Insert(std::vector<WakeupEvent> v, bool events_left);
 
   // Removes the leftmost child of the root: returns its transition and moves
   // its subtree (the sequences that continue it) into `subtree`. Not empty.
