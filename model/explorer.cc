@@ -35,6 +35,7 @@
 #include "model/state_set.h"
 #include "model/subtree.h"
 #include "model/thread_set.h"
+#include "model/wakeup_tree.h"
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
 #include "sim/kernel/preempt_lock.h"
@@ -91,16 +92,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A transition named relative to its thread (stable across reorderings of
-// independent transitions, unlike CPU numbers): the thread steps, or an event
-// hits it (preempt to `arg` thread or -1, migrate to CPU `arg`, signal `arg`,
-// IPI of its CPU).
-struct Alt {
-  int16_t thread = 0;
-  DecisionKind kind = DecisionKind::kStep;
-  int16_t arg = -1;
-  friend bool operator==(const Alt&, const Alt&) = default;
-};
+// A transition named relative to its thread (model/wakeup_tree.h).
+using Alt = ThreadAlt;
 
 Decision ToDecision(const Machine& m, const Alt& a) {
   const int cpu = m.thread(a.thread).cpu;
@@ -144,6 +137,18 @@ void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool events, s
     }
   }
   if (b.Allows(DecisionKind::kIpi, counts, total)) out.push_back({th, DecisionKind::kIpi, -1});
+}
+
+// True if the bound allows another injected event of some kind after what
+// the machine has had (whether or not the boundary offers one): DPOR's weak
+// initials need it (model/wakeup_tree.h WeakInitialIndex).
+bool EventsLeft(const Machine& m, const Bounds& b) {
+  uint32_t counts[kNumDecisionKinds];
+  for (int k = 0; k < kNumDecisionKinds; ++k) counts[k] = m.events(static_cast<DecisionKind>(k));
+  for (int k = 1; k < kNumDecisionKinds; ++k) {
+    if (b.Allows(static_cast<DecisionKind>(k), counts, m.total_events())) return true;
+  }
+  return false;
 }
 
 // True if thread t's next step touches nothing but t itself: an instruction
@@ -275,10 +280,9 @@ bool EndsProcess(Verdict v) {
 // (see Explore).
 struct MmCidLoaded {};
 
-struct SleepEntry {
-  Alt alt;
-  Footprint fp;
-};
+// A sleep-set entry: an alternative explored (here or at an ancestor, and
+// independent of everything since) with its footprint.
+using SleepEntry = WakeupEvent;
 
 struct SpinMark {
   uint64_t ctx = 0;
@@ -301,8 +305,12 @@ struct Node {
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
   std::vector<Alt> alts;    // all enabled threads' alternatives, grouped by thread
   std::vector<SleepEntry> sleep;
+  // DPOR: the wakeup tree of sequences still to explore from here, taken
+  // before the backtrack set (null while empty: most nodes never have one).
+  std::unique_ptr<WakeupTree> wut;
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
+  bool events_left = false;    // DPOR: the bound allows another event from here (EventsLeft)
   std::pair<uint64_t, uint64_t> state{};  // stateful search: Machine::StateHash here
 
   // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
@@ -321,8 +329,10 @@ struct Node {
     alt = alt_begin = alt_end = 0;
     alts.clear();
     sleep.clear();
+    wut.reset();
     fp.Clear();
     writes_before = 0;
+    events_left = false;
   }
 };
 
@@ -426,10 +436,15 @@ class DfsEngine : public Scheduler {
     n.Reset();
     n.state = state;
     n.writes_before = path_writes_;
+    if (dpor_) n.events_left = EventsLeft(m, bounds_);
     if (dpor_ && depth_ > 0) {
       const Node& parent = stack_[depth_ - 1];
       for (const SleepEntry& e : parent.sleep) {
         if (!Dependent(e.fp, parent.fp)) n.sleep.push_back(e);
+      }
+      if (!guide_.Empty()) {
+        n.wut = std::make_unique<WakeupTree>(std::move(guide_));
+        guide_.Clear();
       }
     }
     // The spin state on entry, for a checkpoint here (decided once the
@@ -469,15 +484,16 @@ class DfsEngine : public Scheduler {
       }
       return Decision::Stop();
     }
-    // First choice: a step (of the default thread if possible), else an event.
-    int first = -1;
+    // First choice: what the wakeup tree says, else a step (of the default
+    // thread if possible), else an event.
+    int first = dpor_ ? TakeWakeup(n) : -1;
     auto steps_first = [&](int t) {
       for (const Alt& a : n.alts) {
         if (a.thread == t) return a.kind == DecisionKind::kStep && !Asleep(n, a) && SelectThread(n, t);
       }
       return false;
     };
-    if (default_thread >= 0 && n.enabled.Has(default_thread) && steps_first(default_thread)) {
+    if (first < 0 && default_thread >= 0 && n.enabled.Has(default_thread) && steps_first(default_thread)) {
       first = default_thread;
     }
     if (first < 0) {
@@ -594,7 +610,8 @@ class DfsEngine : public Scheduler {
   }
 
   // Snapshot of the search (between executions, after Backtrack): the path's
-  // nodes with their alternatives, backtrack/done/sleep sets, and the visited set.
+  // nodes with their alternatives, backtrack/done/sleep sets and wakeup trees,
+  // the pending wakeup subtree (guide_), and the visited set.
   void Save(SnapshotWriter& w) const {
     w.U64(top_);
     for (size_t i = 0; i < top_; ++i) {
@@ -613,9 +630,16 @@ class DfsEngine : public Scheduler {
         PutAlt(w, e.alt);
         w.Put(e.fp);
       }
+      if (n.wut) {
+        PutTree(w, *n.wut);
+      } else {
+        w.U64(0);
+      }
       w.Put(n.fp);
       w.U64(n.writes_before);
+      w.U64(n.events_left ? 1 : 0);
     }
+    PutTree(w, guide_);
     w.U64(visited_.size());
     visited_.ForEach([&w](const StateSet::Key& k) {
       w.U64(k.first);
@@ -628,7 +652,8 @@ class DfsEngine : public Scheduler {
     const uint64_t nthreads = s_.threads.size();
     // An empty stack: a placement not started yet (the visited set follows).
     top_ = rd.Count(8);
-    stack_.assign(top_, Node{});
+    stack_.clear();
+    stack_.resize(top_);
     for (Node& n : stack_) {
       n.Resize(nthreads);
       for (ThreadSet* set : {&n.enabled, &n.backtrack, &n.done}) {
@@ -645,14 +670,17 @@ class DfsEngine : public Scheduler {
         e.alt = GetAlt(rd, nthreads);
         e.fp = rd.GetFootprint();
       }
+      if (WakeupTree t = GetTree(rd, nthreads); !t.Empty()) n.wut = std::make_unique<WakeupTree>(std::move(t));
       n.fp = rd.GetFootprint();
       n.writes_before = rd.U64();
+      n.events_left = rd.Small(1) != 0;
       if (thread < 0 || static_cast<uint64_t>(thread) >= nthreads || n.alt_begin > n.alt || n.alt >= n.alt_end ||
           n.alt_end > n.alts.size() || n.alts[n.alt].thread != thread) {
         rd.Corrupt("inconsistent search node");
       }
       n.thread = static_cast<int16_t>(thread);
     }
+    guide_ = GetTree(rd, nthreads);
     visited_.Clear();
     const uint64_t states = rd.Count(2);
     for (uint64_t i = 0; i < states; ++i) {
@@ -681,8 +709,11 @@ class DfsEngine : public Scheduler {
   }
   uint64_t path_bytes() const {
     uint64_t total = stack_.capacity() * sizeof(Node);
-    for (const Node& n : stack_) total += n.alts.capacity() * sizeof(Alt) + n.sleep.capacity() * sizeof(SleepEntry);
-    return total;
+    for (const Node& n : stack_) {
+      total += n.alts.capacity() * sizeof(Alt) + n.sleep.capacity() * sizeof(SleepEntry);
+      if (n.wut) total += sizeof(WakeupTree) + n.wut->Bytes();
+    }
+    return total + guide_.Bytes();
   }
   // Current distance between checkpoints, in nodes (grows with the path).
   size_t checkpoint_interval() const { return checkpoint_interval_; }
@@ -700,7 +731,8 @@ class DfsEngine : public Scheduler {
   // Makes the nodes of `p` the fixed top of the stack: Run explores the
   // subtree under them and Backtrack never pops them.
   void SetPrefix(const TreePrefix& p) {
-    stack_.assign(p.size(), Node{});
+    stack_.clear();
+    stack_.resize(p.size());
     prefix_ranks_.clear();
     for (size_t i = 0; i < p.size(); ++i) {
       Node& n = stack_[i];
@@ -776,18 +808,57 @@ class DfsEngine : public Scheduler {
   bool SelectThread(Node& n, int t) {
     uint16_t b = 0;
     while (b < n.alts.size() && n.alts[b].thread != t) ++b;
-    uint16_t e = b;
-    while (e < n.alts.size() && n.alts[e].thread == t) ++e;
-    for (uint16_t i = b; i < e; ++i) {
+    for (uint16_t i = b; i < n.alts.size() && n.alts[i].thread == t; ++i) {
       if (!Asleep(n, n.alts[i])) {
-        n.thread = static_cast<int16_t>(t);
-        n.alt_begin = b;
-        n.alt_end = e;
-        n.alt = i;
+        SelectAlt(n, i);
         return true;
       }
     }
     return false;
+  }
+  // Selects alternative i at node n (and its thread's range of alternatives).
+  static void SelectAlt(Node& n, uint16_t i) {
+    const int16_t t = n.alts[i].thread;
+    uint16_t b = i, e = i;
+    while (b > 0 && n.alts[b - 1].thread == t) --b;
+    while (e < n.alts.size() && n.alts[e].thread == t) ++e;
+    n.thread = t;
+    n.alt_begin = b;
+    n.alt_end = e;
+    n.alt = i;
+  }
+
+  // DPOR: takes the leftmost alternative of n's wakeup tree that can be taken
+  // here (offered and awake), selects it and keeps its subtree as guide_ for
+  // the next node; returns its thread, or -1 when the tree is used up. The
+  // rest of that thread's alternatives follow it (Backtrack), so injected
+  // events keep their conservative treatment: every alternative of a thread
+  // is tried wherever the thread is. An alternative not offered here (an
+  // event deferred, or past a bound) puts its thread in the backtrack set
+  // instead (every enabled thread if it is not running), as the source-set
+  // rule did.
+  int TakeWakeup(Node& n) {
+    while (n.wut && !n.wut->Empty()) {
+      WakeupTree sub;
+      const WakeupEvent ev = n.wut->PopFront(sub);
+      const int t = ev.alt.thread;
+      if (n.done.Has(t)) continue;
+      const auto it = std::find(n.alts.begin(), n.alts.end(), ev.alt);
+      if (it == n.alts.end()) {
+        if (n.enabled.Has(t)) {
+          n.backtrack.Add(t);
+        } else {
+          n.enabled.ForEach([&n](int u) { n.backtrack.Add(u); });
+        }
+        continue;
+      }
+      if (Asleep(n, *it)) continue;
+      SelectAlt(n, static_cast<uint16_t>(it - n.alts.begin()));
+      guide_ = std::move(sub);
+      return t;
+    }
+    n.wut.reset();
+    return -1;
   }
 
   // Sparse checkpoints. The current path's checkpoints are saved_[0,
@@ -826,6 +897,24 @@ class DfsEngine : public Scheduler {
     w.U64(static_cast<uint64_t>(a.thread));
     w.U64(static_cast<uint64_t>(a.kind));
     w.I64(a.arg);
+  }
+  static void PutTree(SnapshotWriter& w, const WakeupTree& t) {
+    w.U64(t.NumChildren());
+    t.ForEachChild([&w](const WakeupEvent& e, const WakeupTree& sub) {
+      PutAlt(w, e.alt);
+      w.Put(e.fp);
+      PutTree(w, sub);
+    });
+  }
+  static WakeupTree GetTree(SnapshotReader& rd, uint64_t nthreads) {
+    WakeupTree t;
+    for (uint64_t n = rd.Count(4); n > 0; --n) {
+      WakeupEvent e;
+      e.alt = GetAlt(rd, nthreads);
+      e.fp = rd.GetFootprint();
+      t.AppendChild(e, GetTree(rd, nthreads));
+    }
+    return t;
   }
   static Alt GetAlt(SnapshotReader& rd, uint64_t nthreads) {
     Alt a;
@@ -985,27 +1074,28 @@ class DfsEngine : public Scheduler {
   static constexpr size_t kMaxSpinHistory = 256;
 
 
-  // Source-set DPOR (Abdulla, Aronis, Jonsson, Sagonas, POPL'14, Algorithm 1)
-  // with vector clocks over the last path. For each transition j (thread p),
+  // Optimal DPOR (Abdulla, Aronis, Jonsson, Sagonas, POPL'14, Algorithm 2:
+  // source sets with wakeup trees) with vector clocks over the last path. For each transition j (thread p),
   // its dependent predecessors are found through per-object indices (last
   // toucher of each thread, CPU, the mm_cid allocator; last write and the
   // reads since of each 8-byte memory word), so finding them is linear in the
   // path for the usual footprints. A dependent predecessor i of another thread
   // that j's clock does not already cover through a later one is a race. For
   // it, v = notdep(i).j is the sequence of the transitions after i that do not
-  // happen after i, then j; its initials I are the threads whose first
-  // transition in v happens after no other transition of v: the threads that
-  // can start a reordering that reverses the race. Unless one of them is
-  // already in i's backtrack set, one is added (p if it is an initial and could
-  // run at i, else the lowest one that could; every enabled thread if none
-  // could). Flanagan–Godefroid's rule adds p even where p cannot start the
-  // reversal; the source-set rule adds only a thread that can. (On the
-  // built-in scenarios both give the same execution counts: with two threads,
-  // or a thread-local first step after the race, p is an initial.)
+  // happen after i, then j. InsertRace puts it into i's wakeup tree, and
+  // the next executions that start from i follow it (TakeWakeup) instead of
+  // choosing freely after its first transition, which is what left most
+  // executions of source-set DPOR (Algorithm 1) sleep-set blocked.
+  // Transitions are the threads' alternatives (ThreadAlt): a race whose
+  // reversal starts with an injected event is reversed with that event, and
+  // every thread tried at a node still gets all its alternatives there
+  // (Backtrack), the conservative treatment of events that source-set DPOR
+  // had. The events bound counts the multiset of events, which a reordering
+  // keeps, so the bounded search needs no extra backtrack points (unlike a
+  // preemption bound: Coons, Musuvathi, McKinley, OOPSLA'13).
   void AnalyzeRaces() {
     const size_t n = top_;
     const size_t nthreads = s_.threads.size();
-    none_.Resize(nthreads);
     clocks_.assign(n * nthreads, 0);
     thread_clock_.assign(nthreads * nthreads, 0);
     std::vector<uint32_t> seq(nthreads, 0);
@@ -1060,7 +1150,7 @@ class DfsEngine : public Scheduler {
       own_[j] = ++seq[p];
       cj[p] = own_[j];
       // j's clock is complete: the races it ends can be reversed now.
-      for (const size_t i : races_) AddSourceThread(i, j, p, nthreads);
+      for (const size_t i : races_) InsertRace(i, j, nthreads);
       races_.clear();
       std::copy(cj, cj + nthreads, &thread_clock_[static_cast<size_t>(p) * nthreads]);
       // Index j under every object it touched.
@@ -1103,61 +1193,59 @@ class DfsEngine : public Scheduler {
     });
   }
 
-  // The source-set step for the race of transition i with the later
-  // transition j of thread p (see AnalyzeRaces): clocks_ and own_ are complete
-  // up to j. Transition k happens after transition m (of thread t) when
-  // clocks_[k][t] >= own_[m].
-  void AddSourceThread(size_t i, size_t j, int p, size_t nthreads) {
+  // The optimal-DPOR step for the race of transition i with the later
+  // transition j (see AnalyzeRaces): clocks_ and own_ are complete up to j.
+  // Transition k happens after transition i (of thread q) when
+  // clocks_[k][q] >= own_[i]. v = notdep(i).j is inserted into i's wakeup
+  // tree unless a weak initial of v is asleep at i (POPL'14 Algorithm 2,
+  // lines 8-10: an execution starting with it was or will be explored from
+  // an alternative already tried) or the tree already covers it.
+  void InsertRace(size_t i, size_t j, size_t nthreads) {
     const Node& ni = stack_[i];
     const int q = ni.alts[ni.alt].thread;
-    ThreadSet& seen = seen_;
-    ThreadSet& initials = initials_;
-    seen.Resize(nthreads);
-    initials.Resize(nthreads);
-    seen_order_.clear();
-    first_own_.resize(nthreads);
-    for (size_t k = i + 1; k <= j; ++k) {
-      const uint32_t* ck = &clocks_[k * nthreads];
-      if (k < j && ck[q] >= own_[i]) continue;  // happens after i: not in v
-      const Node& nk = stack_[k];
-      const int r = nk.alts[nk.alt].thread;
-      if (seen.Has(r)) continue;  // not r's first transition in v
-      bool after_another = false;
-      for (size_t x = 0; x < seen_order_.size() && !after_another; ++x) {
-        const int t = seen_order_[x];
-        after_another = ck[t] >= first_own_[t];
-      }
-      if (!after_another) initials.Add(r);
-      seen.Add(r);
-      seen_order_.push_back(r);
-      first_own_[r] = own_[k];
+    race_v_.clear();
+    for (size_t k = i + 1; k < j; ++k) {
+      if (clocks_[k * nthreads + q] < own_[i]) race_v_.push_back(k);
     }
+    race_v_.push_back(j);
+    struct Ref {
+      const Alt& alt;
+      const Footprint& fp;
+    };
+    const auto at = [this](size_t k) {
+      const Node& nk = stack_[race_v_[k]];
+      return Ref{nk.alts[nk.alt], nk.fp};
+    };
     Node& target = stack_[i];
-    if (initials.Intersects(target.backtrack)) return;
-    if (initials.Has(p) && target.enabled.Has(p)) {
-      target.backtrack.Add(p);
-    } else if (const std::optional<int> t = initials.FirstOf(target.enabled, none_)) {
-      target.backtrack.Add(*t);
-    } else {
-      target.enabled.ForEach([&target](int u) { target.backtrack.Add(u); });
+    for (const SleepEntry& e : target.sleep) {
+      if (WeakInitialIndex(e, race_v_.size(), at, target.events_left)) return;
     }
+    std::vector<WakeupEvent> v;
+    v.reserve(race_v_.size());
+    for (const size_t k : race_v_) v.push_back({stack_[k].alts[stack_[k].alt], stack_[k].fp});
+    if (!target.wut) target.wut = std::make_unique<WakeupTree>();
+    target.wut->Insert(std::move(v), target.events_left);
   }
 
   // Advances the deepest node with an unexplored alternative; false when done.
   bool Backtrack() {
     while (top_ > floor_) {
       Node& n = stack_[top_ - 1];
+      guide_.Clear();
       if (dpor_) n.sleep.push_back({n.alts[n.alt], n.fp});
-      for (++n.alt; n.alt < n.alt_end; ++n.alt) {
-        if (!Asleep(n, n.alts[n.alt])) break;
-      }
-      if (n.alt < n.alt_end) {
+      // The thread's next alternative. Under DPOR every alternative explored
+      // here is asleep, so it is the first awake one of the range (a wakeup
+      // tree may have started the thread in the middle of it).
+      uint16_t a = dpor_ ? n.alt_begin : static_cast<uint16_t>(n.alt + 1);
+      while (a < n.alt_end && Asleep(n, n.alts[a])) ++a;
+      if (a < n.alt_end) {
+        n.alt = a;
         replay_len_ = top_;
         return true;
       }
       n.done.Add(n.thread);
-      bool moved = false;
-      while (const std::optional<int> t = n.backtrack.FirstOf(n.enabled, n.done)) {
+      bool moved = dpor_ && TakeWakeup(n) >= 0;
+      while (const std::optional<int> t = moved ? std::nullopt : n.backtrack.FirstOf(n.enabled, n.done)) {
         if (SelectThread(n, *t)) {
           moved = true;
           break;
@@ -1219,12 +1307,10 @@ class DfsEngine : public Scheduler {
   std::vector<uint32_t> thread_clock_;
   std::vector<uint32_t> own_;
   std::vector<size_t> races_;  // AnalyzeRaces: races ended by the current transition
-  // AddSourceThread's scratch: the threads seen in v (and in which order),
-  // the initials, each seen thread's first transition's own clock, and an
-  // empty set of the scenario's size.
-  ThreadSet seen_, initials_, none_;
-  std::vector<int> seen_order_;
-  std::vector<uint32_t> first_own_;
+  std::vector<size_t> race_v_;  // InsertRace's scratch: v's transitions (path indices)
+  // The subtree of the wakeup tree continuing the alternative being explored
+  // at the deepest node, stack_[top_ - 1]: the next new node's wakeup tree.
+  WakeupTree guide_;
   struct WordHistory {
     int64_t last_write = -1;
     std::vector<int64_t> reads;  // since last_write
@@ -1249,8 +1335,8 @@ uint64_t OutcomeBytes(const std::set<Outcome>& outcomes) {
 }
 
 // v2: XXH3 state hashes; v3: events left out where deferrable (another search tree);
-// v4: the initial placement being explored.
-constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v4";
+// v4: the initial placement being explored; v5: DPOR nodes keep wakeup trees.
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v5";
 
 // ", 4 initial placements" when threads may start on any CPU (the
 // scenario's fingerprint leaves `cpu any` out).

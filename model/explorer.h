@@ -5,15 +5,18 @@
 //   * kDfs      — exhaustive depth-first search over every decision at every
 //                 boundary (which thread steps; every injectable event), within
 //                 the bounds. The reference the others are checked against.
-//   * kDpor     — DFS with dynamic partial-order reduction: source sets
-//                 (Abdulla et al., POPL'14) computed with vector clocks, and
-//                 sleep sets. The DPOR "processes" are threads; a thread's
-//                 injected events (preempt, migrate, signal, IPI of its CPU)
-//                 are its local alternatives, explored wherever the thread is
-//                 explored. Dependence is the footprint relation of
-//                 sim/footprint.h. Not optimal DPOR (no wakeup trees): on the
-//                 two-thread built-ins with events most executions still end
-//                 sleep-set blocked (tools/bench/README.md).
+//   * kDpor     — DFS with optimal dynamic partial-order reduction: source
+//                 sets with wakeup trees (Abdulla et al., POPL'14 Algorithm 2;
+//                 model/wakeup_tree.h) over races found with vector clocks,
+//                 and sleep sets. A reversed race is explored along its
+//                 sequence v, so executions without injected events are never
+//                 sleep-set blocked. A thread's injected events (preempt,
+//                 migrate, signal, IPI of its CPU) are its local
+//                 alternatives, still explored wherever the thread is
+//                 explored (conservative); with events allowed most executions
+//                 on the two-thread built-ins end sleep-set blocked in those
+//                 alternatives (tools/bench/README.md). Dependence is the
+//                 footprint relation of sim/footprint.h.
 // The exhaustive strategies offer events only at boundaries where they can
 // matter (ExploreOptions::defer_events), and size their thread sets to the
 // scenario (model/thread_set.h: any number of threads up to kMaxThreads).

@@ -495,6 +495,8 @@ TEST(CheckCliTest, CheckpointResumeEqualsAnUninterruptedRun) {
   };
   const std::vector<Case> cases = {
       {{"percpu_counter"}, "150"},
+      // DPOR's snapshot: wakeup trees, the pending subtree, events_left.
+      {{"percpu_counter", "--strategy", "dpor"}, "150"},
       {{"percpu_counter", "--strategy", "stateful"}, "700"},
       {{"percpu_spinlock", "--iterative"}, "400"},
       {{"buggy/cpu_not_rechecked", "--strategy", "dfs"}, "900"},
