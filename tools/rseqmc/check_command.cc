@@ -167,7 +167,8 @@ po::options_description VisibleOptions() {
        "(docs/trace-schema.md).")
       ("html", po::value<std::string>()->value_name("OUT"),
        "Write the counterexample as a self-contained HTML timeline viewer to OUT (one FILE only; "
-       "nothing is written when the scenario passes).")
+       "nothing is written when the scenario passes). An existing OUT that is not an earlier rseqmc "
+       "page is never overwritten: exit 2 before the exploration.")
       ("checkpoint", po::value<std::string>()->value_name("FILE"),
        "Keep the run's progress in FILE (written every 30 s and when a scenario stops early: Ctrl-C, "
        "a time, execution or memory limit) and resume from it when it exists: run the same command "
@@ -282,6 +283,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   const bool sampling = a.strategy == StrategyKind::kRandom || a.strategy == StrategyKind::kPct;
   if (a.iterative && sampling) throw UsageError("--iterative is for the exhaustive strategies (dpor, dfs, stateful)");
   if (a.html && a.files.size() != 1) throw UsageError("--html needs exactly one FILE: the page shows one counterexample");
+  if (a.html) CheckHtmlTarget(*a.html);
   if (a.files.empty() && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to a scenario");
   return a;
 }
@@ -573,7 +575,7 @@ class Checker {
       return;
     }
     const Counterexample& cx = *c.cx;
-    WriteTextFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
+    WriteHtmlFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
   }
 
   // " (16.0 bytes/state, hash128, expected omissions 3e-27)": the visited
