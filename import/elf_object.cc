@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -31,6 +32,36 @@ struct ElfHandle {
 };
 
 const Elf_Data* SectionData(Elf_Scn* scn) { return elf_getdata(scn, nullptr); }
+
+}  // namespace
+
+namespace {
+
+// A file cut short (a partial copy) has its section header table past its
+// end; libelf then lists no section at all, which read as "no critical
+// section" with exit 0. `fail` makes the ImportError. With e_shnum 0 the
+// count is in section 0 (extended numbering, gabi "Sections"), so at least
+// that entry must be there.
+template <typename Fail>
+void CheckSectionTableInFile(const GElf_Ehdr& eh, uint64_t file_size, const Fail& fail) {
+  if (eh.e_shoff == 0) return;  // no section table: nothing to import, said later
+  const uint64_t count = eh.e_shnum != 0 ? eh.e_shnum : 1;
+  const uint64_t entry = eh.e_shentsize;
+  char buf[200];
+  if (entry < sizeof(Elf64_Shdr)) {
+    std::snprintf(buf, sizeof buf, "e_shentsize %llu is smaller than a section header (%zu bytes)",
+                  static_cast<unsigned long long>(entry), sizeof(Elf64_Shdr));
+    throw fail(std::string(buf) + "; the ELF header is corrupt");
+  }
+  if (eh.e_shoff > file_size || (file_size - eh.e_shoff) / entry < count) {
+    std::snprintf(buf, sizeof buf,
+                  "the section header table (offset 0x%llx, %llu entries of %llu bytes) ends past the end of the "
+                  "file (%llu bytes)",
+                  static_cast<unsigned long long>(eh.e_shoff), static_cast<unsigned long long>(count),
+                  static_cast<unsigned long long>(entry), static_cast<unsigned long long>(file_size));
+    throw fail(std::string(buf) + "; the file is truncated or corrupt: copy or build it again");
+  }
+}
 
 }  // namespace
 
@@ -60,6 +91,7 @@ ElfObject ElfObject::Open(const std::string& path) {
   if (eh.e_type != ET_REL && eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
     throw fail("ELF type " + std::to_string(eh.e_type) + " is not an object, shared library or executable");
   }
+  CheckSectionTableInFile(eh, static_cast<uint64_t>(st.st_size), fail);
   o.relocatable_ = eh.e_type == ET_REL;
   o.fixed_address_ = eh.e_type == ET_EXEC;
   size_t shstrndx = 0;

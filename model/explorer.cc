@@ -1397,6 +1397,17 @@ double GetSnapshotHeader(SnapshotReader& rd, const Scenario& s, const ExploreOpt
 
 namespace {
 ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable);
+
+// Executions until Explore reads the clock again, given that `ran` of them
+// took `seconds` since the last reading: as many as fit in 10 ms at that
+// rate, 1 .. `most` (1 when there is no rate yet).
+uint64_t NextClockInterval(uint64_t ran, double seconds, uint64_t most) {
+  constexpr double kClockEvery_s = 0.01;
+  if (ran == 0) return 1;
+  if (seconds <= 0) return most;
+  const double fit = static_cast<double>(ran) * kClockEvery_s / seconds;
+  return fit >= static_cast<double>(most) ? most : std::max<uint64_t>(1, static_cast<uint64_t>(fit));
+}
 }  // namespace
 
 ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
@@ -1495,6 +1506,8 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
     return true;
   };
   // Checked between executions; sets stop_reason when exploration must end.
+  uint64_t next_clock = 0, last_clock_executions = 0;
+  auto last_clock = start;
   auto keep_going = [&]() -> bool {
     if (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed)) {
       res.stop_reason = "interrupted";
@@ -1505,11 +1518,19 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       return false;
     }
     // The clock every 256 executions, every 16 with a progress callback (at
-    // every execution it was 7 % of a random run of a 10-step scenario);
+    // every execution it was 7 % of a random run of a 10-step scenario),
+    // but sooner when executions are slow: at most as many as ran in the
+    // last kClockEvery_s, so that a few-step execution over a large data image
+    // (256 MiB: a second each) cannot overrun --time-limit 16 times over;
     // long executions check the deadline inside (deadline_check_).
-    if ((res.executions & 255) == 0 || (o.progress && (res.executions & 15) == 0)) {
+    if (res.executions >= next_clock) {
       const auto now = Clock::now();
       const double el = std::chrono::duration<double>(now - start).count();
+      next_clock = res.executions + NextClockInterval(res.executions - last_clock_executions,
+                                                      std::chrono::duration<double>(now - last_clock).count(),
+                                                      o.progress ? 16 : 256);
+      last_clock = now;
+      last_clock_executions = res.executions;
       if (o.time_limit_s > 0 && el >= o.time_limit_s) {
         res.stop_reason = "time-limit";
         return false;

@@ -808,6 +808,13 @@ std::string Parser::ReadLibrary(const std::string& path, SourceLoc at) {
   if (std::filesystem::is_directory(path, ec)) {
     Error(at, "cannot include '" + path + "': it is a directory", "name an IR library file (.rsqi) in it");
   }
+  // A device or FIFO would block or never end (`include "/dev/zero"` read
+  // until memory ran out): a library is a regular file.
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    Error(at, "cannot include '" + path + "': it is not a regular file (a device, FIFO or socket)",
+          "name an IR library file (.rsqi)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (in) {
     std::ostringstream text;

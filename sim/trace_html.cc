@@ -22,6 +22,10 @@
 namespace rseqmc {
 namespace {
 
+// The first lines of kHead, which no later version of the page should change:
+// IsTimelineHtml recognises a page by them.
+constexpr std::string_view kSignature = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>rseqmc timeline</title>\n";
+
 constexpr std::string_view kHead = R"HTML(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>rseqmc timeline</title>
@@ -345,6 +349,12 @@ Trace ElideRepeats(const Trace& trace, std::vector<Elision>* elided) {
 }
 
 }  // namespace
+
+static_assert(kHead.starts_with(kSignature), "the page must begin with the signature IsTimelineHtml reads");
+
+bool IsTimelineHtml(std::string_view text) { return text.starts_with(kSignature); }
+
+size_t TimelineHtmlSignatureSize() { return kSignature.size(); }
 
 std::string FormatHtml(const Scenario& s, const ExecutionResult& r, const HtmlNotes& notes) {
   std::vector<Elision> elided;

@@ -23,6 +23,7 @@
 #define RSEQMC_SIM_TRACE_HTML_H_
 
 #include <string>
+#include <string_view>
 
 namespace rseqmc {
 
@@ -38,6 +39,16 @@ struct HtmlNotes {
 // The whole page (UTF-8). `r` must have been run with RunOptions::record_trace
 // (an empty trace draws empty lanes). Never throws for a result of `s`.
 std::string FormatHtml(const Scenario& s, const ExecutionResult& r, const HtmlNotes& notes);
+
+// True when `text` begins as every page FormatHtml writes does (its doctype,
+// <html>, <meta> and <title>rseqmc timeline</title> lines). The command line
+// replaces an existing --html file only when this holds for it, so a file
+// the user did not make with rseqmc is never overwritten.
+bool IsTimelineHtml(std::string_view text);
+
+// The length of the prefix IsTimelineHtml compares: read at least this many
+// bytes of a file to decide.
+size_t TimelineHtmlSignatureSize();
 
 }  // namespace rseqmc
 

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "kernel/harness/crosscheck.h"
@@ -191,6 +193,26 @@ TEST(AllocInclude, ErrorsFoundAfterParsingNameTheLibraryItsPositionAndTheInclude
   std::ofstream(lib) << cases[0].library;
   const std::string e = InputErrorOf(scenario, x);
   EXPECT_NE(e.find("\n    jmp nowhere\n    ^\n"), std::string::npos) << e;
+}
+
+// A device or a FIFO is no library: `include "/dev/zero"` read until memory
+// ran out and `include "fifo"` blocked in open() for ever; both are errors
+// at the include.
+TEST(AllocInclude, ADeviceOrAFifoIsAnErrorAtTheInclude) {
+  const std::string dir = std::filesystem::path(::testing::TempDir()).lexically_normal().string();
+  const std::string x = (std::filesystem::path(dir) / "x.rsq").string();
+  const std::string fifo = (std::filesystem::path(dir) / "lib_fifo.rsqi").string();
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& lib : {std::string("/dev/zero"), fifo}) {
+    const std::string include = "include \"" + lib + "\"";
+    EXPECT_EQ(InputErrorOf("scenario x\n" + include + "\n", x),
+              x + ":2:9: error: cannot include '" + lib + "': it is not a regular file (a device, FIFO or socket)\n"
+                  "  " + include + "\n"
+                  "          ^\n"
+                  "  hint: name an IR library file (.rsqi)\n");
+  }
+  std::filesystem::remove(fifo);
 }
 
 // Review findings F1 and F16: a directory or a file name with a NUL byte is

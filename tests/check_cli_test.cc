@@ -200,6 +200,13 @@ TEST(CheckCliTest, ExitTwoOnUsageAndInputErrors) {
       {{"check", counter, "--state-storage", "hash64"}, "--strategy stateful"},
       {{"check", counter, "--strategy", "stateful", "--bitstate-log2", "20"}, "--state-storage bitstate"},
       {{"check", counter, "--strategy", "stateful", "--state-storage", "bitstate", "--bitstate-log2", "41"}, "10 .. 40"},
+      // Out of range below says the range too (it said "expected a positive integer").
+      {{"check", counter, "--strategy", "stateful", "--state-storage", "bitstate", "--bitstate-log2", "0"},
+       "--bitstate-log2 0: expected 10 .. 40"},
+      {{"check", counter, "--pct-depth", "65"}, "--pct-depth 65: expected 1 .. 64"},
+      // A huge or exponent-written limit is refused for what it is, not as "not positive".
+      {{"check", counter, "--time-limit", "1e300"},
+       "--time-limit 1e300: expected seconds in decimal, more than 0 and below 1e9 (600, 0.5)"},
       {{"check", counter, "--strategy", "stateful", "--state-storage", "hash64", "--checkpoint", "x.ckpt"}, "hash128"},
       {{"check", "-D", "OPS=1"}, "needs FILE"},
       {{"check", counter, "-D", "NOPE=1"}, "NOPE"},

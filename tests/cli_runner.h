@@ -64,8 +64,11 @@ struct Interrupt {
 
 // Runs the rseqmc binary with `args`. With `interrupt.enabled`, sends SIGINT
 // `interrupt.after_s` seconds after the child has installed its SIGINT
-// handler (so the signal can never kill it before it is ready).
-inline CliResult RunCli(const std::vector<std::string>& args, Interrupt interrupt = {}) {
+// handler (so the signal can never kill it before it is ready). A non-empty
+// `stdout_file` (e.g. /dev/full) receives the child's stdout instead of
+// res.out.
+inline CliResult RunCli(const std::vector<std::string>& args, Interrupt interrupt = {},
+                        const std::string& stdout_file = "") {
   CliResult res;
   char err_path[] = "/tmp/rseqmc_cli_test_XXXXXX";
   const int err_fd = mkstemp(err_path);
@@ -82,7 +85,11 @@ inline CliResult RunCli(const std::vector<std::string>& args, Interrupt interrup
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  if (stdout_file.empty()) {
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 1, stdout_file.c_str(), O_WRONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
   posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
   posix_spawn_file_actions_addclose(&actions, out_pipe[1]);

@@ -140,6 +140,21 @@ TEST(CliTest, ExitCodeFollowsTheVerdict) {
   }
 }
 
+// A report that cannot be written (stdout on a full disk) is lost: the exit
+// status says so (2, with a message) instead of 0 "every verdict as
+// expected", and instead of a run's 1, which would read as a failed property.
+TEST(CliTest, AnUnwritableReportExitsTwo) {
+  const std::string want = "rseqmc: error: cannot write the report to standard output";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"check", Fixture("cli_counter.rsq"), "--kernel", "6.18"},
+        std::vector<std::string>{"run", Fixture("cli_fail.rsq")}, std::vector<std::string>{"list"},
+        std::vector<std::string>{"kernels"}}) {
+    const CliResult r = RunCli(args, {}, "/dev/full");
+    EXPECT_EQ(r.code, 2) << Describe(args, r);
+    EXPECT_NE(r.err.find(want), std::string::npos) << Describe(args, r);
+  }
+}
+
 TEST(CliTest, BadInputFilesExitTwoNamingThePlace) {
   CliResult bad = RunCli({"run", Fixture("cli_bad.rsq")});
   EXPECT_EQ(bad.code, 2) << bad.err;

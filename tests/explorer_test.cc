@@ -1073,6 +1073,41 @@ TEST(ExploreCost, InterruptAndTimeLimitStopInsideOneExecution) {
   EXPECT_EQ(late.executions, 0u);
 }
 
+// --time-limit when every execution is slow: a few steps over 16 MiB of data
+// take milliseconds each (the image is reset and the outcome hashed), and the
+// clock used to be read only every 256 executions (16 with a progress line),
+// so `check --time-limit 0.001` on a 64 MiB scenario ran 4.5 s. The explorer
+// now reads it as often as the executions' speed asks: a limit shorter than
+// one execution stops the search after at most that one, for every strategy.
+TEST(ExploreLimits, ATimeLimitShorterThanOneExecutionStopsAfterIt) {
+  const Scenario s = ParseScenario(R"(scenario slow_executions
+cpus 2
+var a: u64[1048576] = 0
+var b: u64[1048576] = 0
+var x: u64 = 0
+func f
+  la r1, x
+  li r2, 1
+  xadd r3, [r1], r2
+  xadd r3, [r1], r2
+  ret
+end
+thread t * 2 entry f cpu (i)
+property x == 4
+)",
+                                   "slow.rsq");
+  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kStateful, StrategyKind::kDpor, StrategyKind::kRandom}) {
+    SCOPED_TRACE(StrategyName(k));
+    ExploreOptions o;
+    o.strategy = k;
+    o.time_limit_s = 1e-3;
+    const ExploreResult r = Explore(s, o);
+    EXPECT_EQ(r.stop_reason, "time-limit");
+    EXPECT_LE(r.executions, 1u);
+    EXPECT_FALSE(r.failure.has_value());
+  }
+}
+
 // A thread that returns to a state it was in, with nothing else changed, is
 // reported at once as a livelock with its cycle: the consumer of
 // tools/bench/scenarios/retry_forever_32k.rsq re-arms rseq_cs (a store of the

@@ -465,6 +465,31 @@ TEST(ImportTest, MalformedObjectsAreInputErrorsAtTheImportLine) {
   }
 }
 
+// An object cut short (a partial copy) lost its section header table: libelf
+// then lists no section, and `import` said "no function holds a critical
+// section" with exit 0. It is an input error naming the table and the size.
+TEST(ImportTest, TruncatedObjectIsAnInputError) {
+  const std::string bytes = ObjectBytes();
+  const auto shoff = Get<uint64_t>(bytes, 0x28);  // e_shoff
+  const auto shnum = Get<uint16_t>(bytes, 0x3c);  // e_shnum
+  ASSERT_EQ(Get<uint16_t>(bytes, 0x3a), 64u);     // e_shentsize
+  ASSERT_EQ(shoff + shnum * 64u, bytes.size());   // gcc puts the table last
+  const size_t cut = bytes.size() - 64;           // the last section header lost
+  const std::string obj = ::testing::TempDir() + "/truncated.o";
+  {
+    std::ofstream(obj, std::ios::binary) << bytes.substr(0, cut);
+  }
+  std::ostringstream want;
+  want << obj << ": the section header table (offset 0x" << std::hex << shoff << std::dec << ", " << shnum
+       << " entries of 64 bytes) ends past the end of the file (" << cut
+       << " bytes); the file is truncated or corrupt: copy or build it again";
+  const CliResult r = RunCli({"import", obj});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(want.str()), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::remove(obj.c_str());
+}
+
 // The lifted programs on this machine's kernel (kernel/harness: the JIT of the
 // lifted IR, not the original bytes; ptrace-forced single-event schedules plus
 // the random samples): no disagreement. Named Crosscheck* to run alone.

@@ -3,6 +3,7 @@
 // the timeline viewer page that embeds it (sim/trace_html.h). The page's
 // drawing is tested in a browser by tests/browser/viewer_test.py.
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,44 @@ TEST(ViewerCliTest, HtmlUsageErrors) {
   EXPECT_EQ(pass.code, 0);
   EXPECT_FALSE(std::filesystem::exists(page));
   EXPECT_NE(pass.err.find("not written"), std::string::npos) << pass.err;
+}
+
+// --html OUT never replaces a file rseqmc did not write (the project rule:
+// nothing the user gave is overwritten): an existing file that is not a
+// timeline page is refused with exit 2 before anything runs, and kept byte
+// for byte; a page rseqmc wrote earlier is replaced, so the same command
+// can be run again.
+TEST(ViewerCliTest, HtmlNeverOverwritesAFileRseqmcDidNotWrite) {
+  const std::string page = TempPath("precious.html");
+  const std::string precious = "my notes: do not lose\n";
+  const std::string refusal = page + ": error: exists and is not an rseqmc timeline page; refusing to overwrite it";
+  {
+    std::ofstream(page, std::ios::binary) << precious;
+  }
+  const CliResult run = RunCli({"run", "percpu_counter", "--html", page});
+  EXPECT_EQ(run.code, 2) << run.err;
+  EXPECT_NE(run.err.find(refusal), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");  // refused before the execution ran
+  const CliResult check = RunCli({"check", "buggy/no_signature", "--kernel", "6.18", "--html", page});
+  EXPECT_EQ(check.code, 2) << check.err;
+  EXPECT_NE(check.err.find(refusal), std::string::npos) << check.err;
+  EXPECT_EQ(check.out, "");  // refused before the exploration
+  const CliResult replay = RunCli({"replay", "percpu_counter", "--schedule", "rsq1.AAAA", "--html", page});
+  EXPECT_EQ(replay.code, 2) << replay.err;
+  EXPECT_NE(replay.err.find(refusal), std::string::npos) << replay.err;
+  EXPECT_EQ(ReadFile(page), precious);
+  // A page rseqmc wrote is replaced; an empty file (mktemp) is written.
+  std::filesystem::remove(page);
+  ASSERT_EQ(RunCli({"run", "percpu_counter", "--html", page}).code, 0);
+  const CliResult again = RunCli({"check", "buggy/no_signature", "--kernel", "6.18", "--html", page});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(ReadFile(page).find("no_signature"), std::string::npos);
+  {
+    std::ofstream(page, std::ios::binary | std::ios::trunc);
+  }
+  EXPECT_EQ(RunCli({"run", "percpu_counter", "--html", page}).code, 0);
+  EXPECT_EQ(ReadFile(page).rfind("<!DOCTYPE html>", 0), 0u);
+  std::filesystem::remove(page);
 }
 
 }  // namespace

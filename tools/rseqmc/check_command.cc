@@ -167,7 +167,8 @@ po::options_description VisibleOptions() {
        "(docs/trace-schema.md).")
       ("html", po::value<std::string>()->value_name("OUT"),
        "Write the counterexample as a self-contained HTML timeline viewer to OUT (one FILE only; "
-       "nothing is written when the scenario passes).")
+       "nothing is written when the scenario passes). An existing OUT that is not an earlier rseqmc "
+       "page is never overwritten: exit 2 before the exploration.")
       ("checkpoint", po::value<std::string>()->value_name("FILE"),
        "Keep the run's progress in FILE (written every 30 s and when a scenario stops early: Ctrl-C, "
        "a time, execution or memory limit) and resume from it when it exists: run the same command "
@@ -200,6 +201,12 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
     if (!v || *v == 0) throw bad(flag, "expected a positive integer");
     return *v;
   };
+  // An integer lo .. hi; the message gives the range (0 is as wrong as 99).
+  auto in_range = [&](const char* flag, uint64_t lo, uint64_t hi) {
+    const std::optional<uint64_t> v = ParseUint64(text(flag));
+    if (!v || *v < lo || *v > hi) throw bad(flag, "expected " + std::to_string(lo) + " .. " + std::to_string(hi));
+    return *v;
+  };
 
   CheckArgs a;
   a.bounds.max_events = kDefaultMaxEvents;
@@ -224,9 +231,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
     a.seed = *v;
   }
   if (given("pct-depth")) {
-    const uint64_t d = positive("pct-depth");
-    if (d > 64) throw bad("pct-depth", "expected 1 .. 64");
-    a.pct_depth = static_cast<uint32_t>(d);
+    a.pct_depth = static_cast<uint32_t>(in_range("pct-depth", 1, 64));
   }
   if (given("define")) a.defines = ParseDefines(vm["define"].as<std::vector<std::string>>());
   if (given("kernel")) {
@@ -238,7 +243,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   if (given("max-executions")) a.max_executions = positive("max-executions");
   if (given("time-limit")) {
     const std::optional<double> v = ParseSeconds(text("time-limit"));
-    if (!v || *v <= 0) throw bad("time-limit", "expected a positive number of seconds");
+    if (!v || *v <= 0) throw bad("time-limit", "expected seconds in decimal, more than 0 and below 1e9 (600, 0.5)");
     a.time_limit_s = *v;
   }
   if (given("max-memory")) {
@@ -265,8 +270,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
     a.state_storage = *m;
   }
   if (given("bitstate-log2")) {
-    const uint64_t n = positive("bitstate-log2");
-    if (n < kMinBitstateLog2 || n > kMaxBitstateLog2) throw bad("bitstate-log2", "expected 10 .. 40");
+    const uint64_t n = in_range("bitstate-log2", kMinBitstateLog2, kMaxBitstateLog2);
     if (a.state_storage != StateStorage::kBitstate) throw UsageError("--bitstate-log2 needs --state-storage bitstate");
     a.bitstate_log2 = static_cast<uint32_t>(n);
   }
@@ -282,6 +286,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   const bool sampling = a.strategy == StrategyKind::kRandom || a.strategy == StrategyKind::kPct;
   if (a.iterative && sampling) throw UsageError("--iterative is for the exhaustive strategies (dpor, dfs, stateful)");
   if (a.html && a.files.size() != 1) throw UsageError("--html needs exactly one FILE: the page shows one counterexample");
+  if (a.html) CheckHtmlTarget(*a.html);
   if (a.files.empty() && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to a scenario");
   return a;
 }
@@ -573,7 +578,7 @@ class Checker {
       return;
     }
     const Counterexample& cx = *c.cx;
-    WriteTextFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
+    WriteHtmlFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
   }
 
   // " (16.0 bytes/state, hash128, expected omissions 3e-27)": the visited

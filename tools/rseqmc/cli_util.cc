@@ -2,6 +2,7 @@
 
 #include "sim/trace.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "scenarios/parser.h"
 #include "sim/diag.h"
 #include "sim/kernel/abi.h"
+#include "sim/trace_html.h"
 
 namespace rseqmc::cli {
 
@@ -115,9 +117,23 @@ KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen, const Sce
   return chosen ? *chosen : ApplicableKernel(ChosenKernel(chosen), s);
 }
 
-void WriteTextFile(const std::string& path, const std::string& text) {
+void CheckHtmlTarget(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0 || ec) return;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(TimelineHtmlSignatureSize(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  if (!IsTimelineHtml(head)) {
+    throw InputError(path, {}, "exists and is not an rseqmc timeline page; refusing to overwrite it", "",
+                     "give --html a new file name (a page an earlier --html wrote is replaced)");
+  }
+}
+
+void WriteHtmlFile(const std::string& path, const std::string& page) {
+  CheckHtmlTarget(path);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
+  out << page;
   out.close();
   if (!out) throw InputError(path, {}, "cannot write the file: " + std::string(std::strerror(errno)), "", "check the directory exists and is writable");
 }

@@ -65,9 +65,17 @@ KernelVersion ChosenKernel(const std::optional<KernelVersion>& chosen, const Sce
 // `k` if its ABI can run `s`, else the first ABI of `rseqmc kernels` that can.
 KernelVersion ApplicableKernel(const KernelVersion& k, const Scenario& s);
 
-// Writes `text` to the file at `path`, replacing it (--html). Throws
-// InputError naming the file when it cannot be written.
-void WriteTextFile(const std::string& path, const std::string& text);
+// --html OUT, checked when the options are read (before any exploration) and
+// again before writing: throws InputError (exit 2) naming OUT when it is an
+// existing regular file that is neither empty nor a timeline page rseqmc
+// wrote (sim/trace_html.h IsTimelineHtml). Nothing the user made is
+// overwritten; a page of an earlier run is, so a command can be re-run.
+void CheckHtmlTarget(const std::string& path);
+
+// Writes the timeline page `page` to `path` (--html) after CheckHtmlTarget,
+// replacing an earlier page. Throws InputError naming the file when it may
+// not or cannot be written.
+void WriteHtmlFile(const std::string& path, const std::string& page);
 
 // `s` as a JSON string literal (quotes, backslashes and control characters escaped).
 std::string JsonQuote(const std::string& s);

@@ -12,6 +12,7 @@
 //
 // Exit status: 0 pass, 1 failing verdict, 2 bad usage or input, 3 internal
 // error (check: 3 interrupted).
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -86,6 +87,34 @@ int HelpCommand(const std::vector<std::string>& args) {
   return kExitPass;
 }
 
+// The exit status of a command that returned `code`: kExitUsage, with a
+// message, when its report could not be written to stdout (a full disk, a
+// closed descriptor): a lost report must not read as "every verdict as
+// expected" (0) nor as a failed property (1).
+int CheckedExit(int code) {
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return code;
+  std::cerr << "rseqmc: error: cannot write the report to standard output (is the disk full?)\n"
+            << "  hint: redirect the output to a file system with space, or to a pipe\n";
+  return kExitUsage;
+}
+
+int Dispatch(const std::string& command, const std::vector<std::string>& rest, const std::string& argv0) {
+  if (command == "check") return CheckCommand(rest, argv0);
+  if (command == "run") return RunCommand(rest, argv0);
+  if (command == "crosscheck") return CrosscheckCommand(rest, argv0);
+  if (command == "replay") return ReplayCommand(rest, argv0);
+  if (command == "list") return ListCommand(rest);
+  if (command == "import") return ImportCommand(rest);
+  if (command == "kernels") return KernelsCommand(rest);
+  if (command == "diff-kernels") return DiffKernelsCommand(rest, argv0);
+  if (command == "simulate") return SimulateCommand(rest);
+  if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
+  if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
+  throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, simulate, help)");
+}
+
 int Main(int argc, char** argv) {
   const std::string argv0 = argc > 0 && argv[0] != nullptr ? argv[0] : "rseqmc";
   std::vector<std::string> args;
@@ -99,18 +128,7 @@ int Main(int argc, char** argv) {
   const bool known = command == "check" || command == "run" || command == "replay" || command == "crosscheck" || command == "list" ||
                      command == "import" || command == "kernels" || command == "diff-kernels" || command == "simulate" || command == "help";
   try {
-    if (command == "check") return CheckCommand(rest, argv0);
-    if (command == "run") return RunCommand(rest, argv0);
-    if (command == "crosscheck") return CrosscheckCommand(rest, argv0);
-    if (command == "replay") return ReplayCommand(rest, argv0);
-    if (command == "list") return ListCommand(rest);
-    if (command == "import") return ImportCommand(rest);
-    if (command == "kernels") return KernelsCommand(rest);
-    if (command == "diff-kernels") return DiffKernelsCommand(rest, argv0);
-    if (command == "simulate") return SimulateCommand(rest);
-    if (command == "help" || command == "--help" || command == "-h") return HelpCommand(rest);
-    if (command.starts_with("-")) throw UsageError("unrecognised option '" + command + "' before the command");
-    throw UsageError("unknown command '" + command + "' (commands: check, run, replay, crosscheck, list, import, kernels, diff-kernels, simulate, help)");
+    return CheckedExit(Dispatch(command, rest, argv0));
   } catch (const UsageError& e) {
     std::cout.flush();
     std::cerr << "rseqmc" << (known ? " " + command : std::string()) << ": " << e.what() << "\n"

@@ -78,7 +78,8 @@ po::options_description VisibleOptions(bool replay_command) {
       ("json", "Same as --trace json.")
       ("html", po::value<std::string>()->value_name("OUT"),
        "Also write the execution as a self-contained HTML timeline viewer to OUT (lanes per CPU and "
-       "thread, critical sections, injected events, aborts, a step slider). Needs FILE.")
+       "thread, critical sections, injected events, aborts, a step slider). Needs FILE. An existing "
+       "OUT that is not an earlier rseqmc page is never overwritten (exit 2).")
       ("max-steps", po::value<std::string>()->value_name("N"),
        "Instructions per execution before the verdict 'steplimit' (default 100000).")
       ("help,h", "Show this help.");
@@ -129,6 +130,7 @@ RunArgs ParseRunArgs(const std::vector<std::string>& args, bool replay_command) 
   if (replay_command && !a.help && !a.token) throw UsageError("needs --schedule TOKEN: the execution to replay");
   if (a.seed && a.token) throw UsageError("--seed and --schedule exclude each other (a token fixes every choice)");
   if (!a.file && a.html) throw UsageError("--html needs FILE: the page shows one execution");
+  if (a.html) CheckHtmlTarget(*a.html);
   if (!a.file && a.token) throw UsageError("--schedule needs FILE: a token belongs to one scenario");
   if (!a.file && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to one scenario");
   return a;
@@ -185,7 +187,7 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
   const std::string command =
       ReplayCommandLine(argv0, a.replay_command ? "replay" : "run", *a.file, token, a.defines, a.max_steps);
 
-  if (a.html) WriteTextFile(*a.html, FormatHtml(s, r, {r.verdict == Verdict::kPass ? "" : FormatBroken(s, r), command}));
+  if (a.html) WriteHtmlFile(*a.html, FormatHtml(s, r, {r.verdict == Verdict::kPass ? "" : FormatBroken(s, r), command}));
   if (a.json) {
     std::string extra = ",\"seed\":" + (replay ? std::string("null") : std::to_string(seed)) +
                         ",\"replay\":" + JsonQuote(command);
