@@ -144,11 +144,6 @@ uint32_t Machine::NodeOf(int cpu) const {
   return static_cast<uint32_t>(static_cast<uint64_t>(cpu) * s_.num_nodes / s_.num_cpus);
 }
 
-uint64_t Machine::Peek(uint64_t address, int bytes) const {
-  if (mem_ == nullptr || !MemOk(address, bytes)) return 0;
-  return Load(address, bytes);
-}
-
 void Machine::Attach(Scheduler* scheduler, ExecutionResult* out) {
   sched_ = scheduler;
   out_ = out;
@@ -330,7 +325,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     c.running = -1;
     c.queue.clear();
   }
-  mmcid_ = MmCidState{};
+  mmcid_.Clear();
   rfc_.regions.clear();
   rfc_.cpu_ptr_set = false;
   first_thread_ = -1;

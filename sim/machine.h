@@ -213,7 +213,12 @@ class Machine {
   uint32_t total_events() const { return total_events_; }
   bool IsValid(const Decision& d) const;
   // Reads simulated memory (0 if outside); for schedulers and tests.
-  uint64_t Peek(uint64_t address, int bytes) const;
+  // (Inline: the kernel model's hooks read the rseq area with it at every
+  // return to user space.)
+  uint64_t Peek(uint64_t address, int bytes) const {
+    if (mem_ == nullptr || !MemOk(address, bytes)) return 0;
+    return Load(address, bytes);
+  }
   // Address of the descriptor / thread rseq area in data memory.
   uint64_t DescriptorAddress(uint32_t d) const { return desc_base_ + kRseqCsBytes * d; }
   uint64_t AreaAddress(int t) const { return area_base_ + kRseqAreaBytes * t; }
