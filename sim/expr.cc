@@ -26,7 +26,7 @@ CompiledExpr::Op OpOf(const std::string& op) {
 // The binary operators that cannot fail, on their operands' values (&& and
 // || as values: the caller short-circuits where an operand could fail).
 // False for / and % (which can) and an unknown operator.
-bool ApplyTotal(CompiledExpr::Op op, int64_t a, int64_t b, int64_t& v) {
+[[gnu::always_inline]] inline bool ApplyTotal(CompiledExpr::Op op, int64_t a, int64_t b, int64_t& v) {
   using Op = CompiledExpr::Op;
   const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (op) {

@@ -6,8 +6,11 @@
 //   * OutcomeInserter leaves exactly the set `set.insert(OutcomeOf(s, r))`
 //     leaves, with the same "new" answers, on random executions of every
 //     built-in scenario, also when the set was filled behind its back;
-//   * the random strategy still finds its outcomes and the planted bugs with
-//     the same counts (tests/golden covers the exact figures).
+//   * Machine::Reset's prepared start (the state before the first boundary,
+//     copied instead of rebuilt by the registration and mm_cid hooks) is
+//     exactly the state a fresh machine builds, after random executions with
+//     events, on every built-in under every ABI that runs it;
+//   * the random strategy's outcome set is OutcomeOf of its executions.
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/kernel/abi.h"
+#include "sim/machine.h"
 #include "sim/outcome.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
@@ -219,6 +223,74 @@ TEST(RandomFastPathTest, RandomStrategyCollectsTheSameOutcomesAsOutcomeOf) {
   EXPECT_TRUE(res.outcomes == reference);
   ASSERT_TRUE(res.failure.has_value());
   EXPECT_EQ(res.failure->verdict, Verdict::kPropertyFailed);
+}
+
+// Probes the machine at the first boundary of an execution (the state Reset
+// left), then lets the execution run on by defaults.
+class StartProbe : public Scheduler {
+ public:
+  struct Seen {
+    std::pair<uint64_t, uint64_t> hash;  // Machine::StateHash, mm_cid included
+    int default_cpu = 0;
+    std::vector<int64_t> threads;        // per thread: the fields the hash leaves out
+    bool operator==(const Seen&) const = default;
+  };
+  void BeginExecution(const Machine&) override {
+    defaults_ahead = 0;
+    probed_ = false;
+  }
+  Decision Choose(const ChoiceView& view) override {
+    const Machine& m = view.machine();
+    if (!probed_) {
+      probed_ = true;
+      seen.hash = m.StateHash();
+      seen.default_cpu = m.default_cpu();
+      seen.threads.clear();
+      for (int t = 0; t < m.num_threads(); ++t) {
+        const SimThread& th = m.thread(t);
+        seen.threads.insert(seen.threads.end(), {th.cpu, th.mm_cid, th.last_mm_cid, th.notify_resume,
+                                                 th.rseq_ids_cpu, th.rseq_ids_mm_cid, th.event_mask, th.cur().pc});
+      }
+    }
+    defaults_ahead = ~0ull >> 1;
+    return Decision::Step(m.default_cpu());
+  }
+  Seen seen;
+
+ private:
+  bool probed_ = false;
+};
+
+TEST(RandomFastPathTest, PreparedStartIsTheStateAFreshMachineBuilds) {
+  int runs = 0;
+  for (const BuiltinScenario& b : BuiltinScenarios()) {
+    const Scenario s = ParseScenario(b.text, b.path);
+    for (const KernelAbi* abi : AllAbis()) {
+      if (abi->NotApplicable(s)) continue;
+      SCOPED_TRACE(b.name + " under " + abi->info().name);
+      RunOptions ro;
+      ro.kernel.model = abi->info().model;
+      RunOptions small = ro;
+      small.max_steps = 2000;  // the probe's executions only need their start
+      StartProbe fresh_probe;
+      Simulator fresh(s, small);
+      ExecutionResult first;
+      fresh.RunInto(fresh_probe, first);
+      // The same machine, after random executions with events (which leave
+      // memory, threads, run queues and the mm_cid allocator elsewhere).
+      Simulator reused(s, small);
+      RandomScheduler random(3, WithEvents());
+      StartProbe probe;
+      ExecutionResult r;
+      for (int i = 0; i < 4; ++i) {
+        reused.RunInto(probe, r);
+        EXPECT_TRUE(probe.seen == fresh_probe.seen) << "execution " << i;
+        for (int k = 0; k < 5; ++k) reused.RunInto(random, r);
+      }
+      ++runs;
+    }
+  }
+  EXPECT_GT(runs, 40);
 }
 
 }  // namespace
