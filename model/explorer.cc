@@ -1546,6 +1546,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
   };
 
   // Records one finished execution; false when exploration must stop.
+  OutcomeInserter outcomes(s);  // into res.outcomes (re-indexes what a resumed snapshot brought)
   auto after = [&](ExecutionResult& r) -> bool {
     // A failure's determinism hash is the execution's as the machine finished
     // it, before an oracle's verdict: a replay (which runs no oracle) must
@@ -1563,7 +1564,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
         r.message = why;
       }
     }
-    if (o.collect_outcomes) res.outcomes.insert(OutcomeOf(s, r));
+    if (o.collect_outcomes) outcomes.Insert(r, res.outcomes);
     if (o.on_execution) o.on_execution(r);
     if (r.verdict != Verdict::kPass && !res.failure) {
       res.failure = Failure{r.schedule, r.verdict, r.message, res.executions, hashed ? hash : r.TraceHash()};

@@ -234,7 +234,8 @@ uint64_t OutcomeEstimate(const std::set<Outcome>& outcomes) { return outcomes.si
 
 class Worker {
  public:
-  Worker(Level& level, unsigned id) : lv_(level), run_(level.run), o_(level.run.o), id_(id), sim_(run_.s, o_.run) {}
+  Worker(Level& level, unsigned id)
+      : lv_(level), run_(level.run), o_(level.run.o), id_(id), sim_(run_.s, o_.run), outcomes_(run_.s) {}
 
   // Explores subtrees from the pool until the level is over.
   void Main() {
@@ -294,7 +295,7 @@ class Worker {
         r.message = std::move(why);
       }
     }
-    if (o_.collect_outcomes) res.outcomes.insert(OutcomeOf(run_.s, r));
+    if (o_.collect_outcomes) outcomes_.Insert(r, res.outcomes);
     if (o_.on_execution) {
       std::lock_guard<std::mutex> lock(run_.callback_m);
       o_.on_execution(r);
@@ -376,6 +377,7 @@ class Worker {
   const ExploreOptions& o_;
   const unsigned id_;
   Simulator sim_;
+  OutcomeInserter outcomes_;  // into res.outcomes
   SubtreeSearch* search_ = nullptr;
   uint64_t executions_ = 0;  // this worker's, for WithinMemory and Progress
   uint64_t failure_seen_ = 0;

@@ -1,5 +1,6 @@
 // Evaluation of final-state property expressions (sim/scenario.h Expr).
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -22,9 +23,125 @@ CompiledExpr::Op OpOf(const std::string& op) {
   return Op::kUnknown;
 }
 
+// The binary operators that cannot fail, on their operands' values (&& and
+// || as values: the caller short-circuits where an operand could fail).
+// False for / and % (which can) and an unknown operator.
+[[gnu::always_inline]] inline bool ApplyTotal(CompiledExpr::Op op, int64_t a, int64_t b, int64_t& v) {
+  using Op = CompiledExpr::Op;
+  const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case Op::kAnd: v = a && b; return true;
+    case Op::kOr: v = a || b; return true;
+    case Op::kAdd: v = static_cast<int64_t>(ua + ub); return true;
+    case Op::kSub: v = static_cast<int64_t>(ua - ub); return true;
+    case Op::kMul: v = static_cast<int64_t>(ua * ub); return true;
+    case Op::kEq: v = a == b; return true;
+    case Op::kNe: v = a != b; return true;
+    case Op::kLt: v = a < b; return true;
+    case Op::kLe: v = a <= b; return true;
+    case Op::kGt: v = a > b; return true;
+    case Op::kGe: v = a >= b; return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
-CompiledExpr::CompiledExpr(const Scenario& s, const Expr& e) : s_(&s) { Compile(e); }
+CompiledExpr::CompiledExpr(const Scenario& s, const Expr& e) : s_(&s) {
+  Compile(e);
+  size_t depth = 0;
+  if (!CompilePostfix(0, depth)) postfix_.clear();
+}
+
+bool CompiledExpr::CompilePostfix(uint32_t i, size_t& depth) {
+  const Node& n = nodes_[i];
+  PostfixOp p;
+  p.op = n.op;
+  switch (n.kind) {
+    case Expr::Kind::kConst:
+      p.kind = PostfixOp::Kind::kConst;
+      p.value = n.value;
+      break;
+    case Expr::Kind::kSymbol:
+    case Expr::Kind::kSum: {
+      if (n.sym < 0) return false;  // Eval's "unknown symbol"
+      const Symbol& sym = s_->program.symbols[n.sym];
+      if (sym.count == 0) return false;  // element 0 is out of range
+      p.kind = n.kind == Expr::Kind::kSymbol ? PostfixOp::Kind::kLoad : PostfixOp::Kind::kSum;
+      p.width = static_cast<uint8_t>(sym.width);
+      p.count = sym.count;
+      p.blocks = sym.per_cpu ? s_->num_cpus : 1;
+      p.stride = sym.stride;
+      p.value = static_cast<int64_t>(sym.address);
+      break;
+    }
+    case Expr::Kind::kUnary:
+      if (n.num_operands < 1 || !CompilePostfix(n.operands[0], depth)) return false;
+      p.kind = PostfixOp::Kind::kUnary;
+      postfix_.push_back(p);
+      return true;
+    case Expr::Kind::kBinary:
+      if (n.num_operands < 2 || n.op == Op::kUnknown || n.op == Op::kDiv || n.op == Op::kMod) return false;
+      if (!CompilePostfix(n.operands[0], depth) || !CompilePostfix(n.operands[1], depth)) return false;
+      p.kind = PostfixOp::Kind::kBinary;
+      postfix_.push_back(p);
+      --depth;
+      return true;
+    default:  // kIndex (range checks), kRet (the thread may not have returned)
+      return false;
+  }
+  if (++depth > kMaxPostfixDepth) return false;
+  postfix_.push_back(p);
+  return true;
+}
+
+int64_t CompiledExpr::EvalPostfix(const ExecutionResult& r) const {
+  // ExecutionResult::Read's semantics (0 outside memory), inline, with a
+  // fixed-size copy per width (a memcpy of a variable size became a byte
+  // loop: half of this function's time).
+  const auto read = [&r](uint64_t a, int bytes) -> uint64_t {
+    if (a < kDataBase || a - kDataBase + bytes > r.memory.size()) return 0;
+    const uint8_t* const p = r.memory.data() + (a - kDataBase);
+    if (bytes == 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    uint32_t v;  // Width is 8 or 4 bytes
+    std::memcpy(&v, p, 4);
+    return v;
+  };
+  int64_t stack[kMaxPostfixDepth];
+  size_t top = 0;
+  for (const PostfixOp& p : postfix_) {
+    switch (p.kind) {
+      case PostfixOp::Kind::kConst: stack[top++] = p.value; break;
+      case PostfixOp::Kind::kLoad: stack[top++] = static_cast<int64_t>(read(static_cast<uint64_t>(p.value), p.width)); break;
+      case PostfixOp::Kind::kSum: {
+        uint64_t sum = 0;
+        for (uint32_t c = 0; c < p.blocks; ++c) {
+          const uint64_t base = static_cast<uint64_t>(p.value) + c * p.stride;
+          for (uint32_t k = 0; k < p.count; ++k) sum += read(base + static_cast<uint64_t>(k) * p.width, p.width);
+        }
+        stack[top++] = static_cast<int64_t>(sum);
+        break;
+      }
+      case PostfixOp::Kind::kUnary: {
+        const int64_t a = stack[top - 1];
+        stack[top - 1] = p.op == Op::kNeg ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : !a;
+        break;
+      }
+      case PostfixOp::Kind::kBinary: {
+        const int64_t b = stack[--top];
+        int64_t v = 0;
+        ApplyTotal(p.op, stack[top - 1], b, v);  // only total operators are compiled (CompilePostfix)
+        stack[top - 1] = v;
+        break;
+      }
+    }
+  }
+  return stack[0];
+}
 
 uint32_t CompiledExpr::Compile(const Expr& e) {
   const uint32_t i = static_cast<uint32_t>(nodes_.size());
@@ -131,34 +248,30 @@ int64_t CompiledExpr::Eval(uint32_t i, const ExecutionResult& r, std::string& er
       if (n.op == Op::kOr) return Eval(Operand(n, 0), r, error) || Eval(Operand(n, 1), r, error);
       const int64_t a = Eval(Operand(n, 0), r, error);
       const int64_t b = Eval(Operand(n, 1), r, error);
-      const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-      switch (n.op) {
-        case Op::kAdd: return static_cast<int64_t>(ua + ub);
-        case Op::kSub: return static_cast<int64_t>(ua - ub);
-        case Op::kMul: return static_cast<int64_t>(ua * ub);
-        case Op::kDiv:
-        case Op::kMod:
-          if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) {
-            error = "division by zero or overflow";
-            return 0;
-          }
-          return n.op == Op::kDiv ? a / b : a % b;
-        case Op::kEq: return a == b;
-        case Op::kNe: return a != b;
-        case Op::kLt: return a < b;
-        case Op::kLe: return a <= b;
-        case Op::kGt: return a > b;
-        case Op::kGe: return a >= b;
-        default:
-          error = "unknown operator '" + n.src->op + "'";
+      if (n.op == Op::kDiv || n.op == Op::kMod) {
+        if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) {
+          error = "division by zero or overflow";
           return 0;
+        }
+        return n.op == Op::kDiv ? a / b : a % b;
       }
+      int64_t v = 0;
+      if (ApplyTotal(n.op, a, b, v)) return v;
+      error = "unknown operator '" + n.src->op + "'";
+      return 0;
     }
   }
   return 0;
 }
 
 PropertyOutcome CompiledExpr::Evaluate(const ExecutionResult& r) const {
+  PropertyOutcome o;
+  o.value = postfix_.empty() ? Eval(0, r, o.error) : EvalPostfix(r);
+  o.holds = o.error.empty() && o.value != 0;
+  return o;
+}
+
+PropertyOutcome CompiledExpr::EvaluateTree(const ExecutionResult& r) const {
   PropertyOutcome o;
   o.value = Eval(0, r, o.error);
   o.holds = o.error.empty() && o.value != 0;

@@ -144,11 +144,6 @@ uint32_t Machine::NodeOf(int cpu) const {
   return static_cast<uint32_t>(static_cast<uint64_t>(cpu) * s_.num_nodes / s_.num_cpus);
 }
 
-uint64_t Machine::Peek(uint64_t address, int bytes) const {
-  if (mem_ == nullptr || !MemOk(address, bytes)) return 0;
-  return Load(address, bytes);
-}
-
 void Machine::Attach(Scheduler* scheduler, ExecutionResult* out) {
   sched_ = scheduler;
   out_ = out;
@@ -178,6 +173,17 @@ namespace {
 void CopyLiveThread(const SimThread& from, SimThread& to) {
   std::memcpy(static_cast<void*>(&to), &from, offsetof(SimThread, ctx));
   for (int d = 0; d <= from.depth; ++d) to.ctx[d] = from.ctx[d];
+}
+// A context's live part: return addresses above call_depth are never read
+// (nor hashed), and copying all 272 bytes took a `rep movsq` whose start-up
+// was half of Reset.
+void CopyLiveContext(const Context& from, Context& to) {
+  to.r = from.r;
+  to.pc = from.pc;
+  to.call_depth = from.call_depth;
+  std::copy_n(from.ret_stack.begin(), from.call_depth, to.ret_stack.begin());
+  to.signo = from.signo;
+  to.saved_blocked = from.saved_blocked;
 }
 }  // namespace
 
@@ -275,9 +281,7 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   finished_ = false;
 }
 
-void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
-  Attach(scheduler, out);
-  out->accesses.clear();
+void Machine::PrepareStart(const Placement* place, ExecutionResult* out) {
   out->memory.assign(init_mem_.begin(), init_mem_.end());
   mem_ = out->memory.data();
   if (threads_.size() != init_threads_.size()) threads_ = init_threads_;
@@ -312,25 +316,15 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
     th.pending = 0;
     th.blocked = 0;
     th.depth = 0;
-    // The main context's live part: return addresses above call_depth are
-    // never read (nor hashed), and copying all 272 bytes took a `rep movsq`
-    // whose start-up was half of Reset.
-    Context& c = th.ctx[0];
-    const Context& from = init.ctx[0];
-    c.r = from.r;
-    c.pc = from.pc;
-    c.call_depth = from.call_depth;
-    std::copy_n(from.ret_stack.begin(), from.call_depth, c.ret_stack.begin());
-    c.signo = from.signo;
-    c.saved_blocked = from.saved_blocked;
+    CopyLiveContext(init.ctx[0], th.ctx[0]);
   }
   out->schedule.placement.clear();
-  if (const Placement* place = scheduler->InitialPlacement()) Place(*place, out);
+  if (place != nullptr) Place(*place, out);
   for (SimCpu& c : cpus_) {
     c.running = -1;
     c.queue.clear();
   }
-  mmcid_ = MmCidState{};
+  mmcid_.Clear();
   rfc_.regions.clear();
   rfc_.cpu_ptr_set = false;
   first_thread_ = -1;
@@ -352,6 +346,46 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
       last_cpu_ = c;
       first_thread_ = cpus_[c].running;
       break;
+    }
+  }
+}
+
+void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
+  Attach(scheduler, out);
+  out->accesses.clear();
+  const Placement* place = scheduler->InitialPlacement();
+  const bool plain = place == nullptr && !record_ && !acc_ && !fp_on_;
+  if (plain && prepared_.valid) {
+    out->memory.assign(prepared_.memory.begin(), prepared_.memory.end());
+    mem_ = out->memory.data();
+    for (size_t t = 0; t < threads_.size(); ++t) {
+      // Depth 0 at the start: the fields, then the main context.
+      std::memcpy(static_cast<void*>(&threads_[t]), &prepared_.threads[t], offsetof(SimThread, ctx));
+      CopyLiveContext(prepared_.threads[t].ctx[0], threads_[t].ctx[0]);
+    }
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      const SimCpu& from = prepared_.cpus[c];
+      cpus_[c].running = from.running;
+      cpus_[c].queue.clear();
+      if (!from.queue.empty()) cpus_[c].queue.assign(from.queue.begin(), from.queue.end());
+    }
+    mmcid_ = prepared_.mmcid;
+    rfc_.regions.clear();
+    rfc_.cpu_ptr_set = false;
+    first_thread_ = prepared_.first_thread;
+    last_cpu_ = prepared_.last_cpu;
+    out->schedule.placement.clear();
+  } else {
+    PrepareStart(place, out);
+    if (plain) {
+      prepared_.memory.assign(mem_, mem_ + mem_size_);
+      prepared_.threads.resize(threads_.size());
+      for (size_t t = 0; t < threads_.size(); ++t) CopyLiveThread(threads_[t], prepared_.threads[t]);
+      prepared_.cpus = cpus_;
+      prepared_.mmcid = mmcid_;
+      prepared_.first_thread = first_thread_;
+      prepared_.last_cpu = last_cpu_;
+      prepared_.valid = true;
     }
   }
   live_threads_ = static_cast<int>(threads_.size());

@@ -213,7 +213,12 @@ class Machine {
   uint32_t total_events() const { return total_events_; }
   bool IsValid(const Decision& d) const;
   // Reads simulated memory (0 if outside); for schedulers and tests.
-  uint64_t Peek(uint64_t address, int bytes) const;
+  // (Inline: the kernel model's hooks read the rseq area with it at every
+  // return to user space.)
+  uint64_t Peek(uint64_t address, int bytes) const {
+    if (mem_ == nullptr || !MemOk(address, bytes)) return 0;
+    return Load(address, bytes);
+  }
   // Address of the descriptor / thread rseq area in data memory.
   uint64_t DescriptorAddress(uint32_t d) const { return desc_base_ + kRseqCsBytes * d; }
   uint64_t AreaAddress(int t) const { return area_base_ + kRseqAreaBytes * t; }
@@ -566,6 +571,25 @@ class Machine {
   std::vector<SimThread> init_threads_;
   std::vector<SimCpu> cpus_;
   std::vector<uint8_t> init_mem_;
+  // The state Reset builds before the first boundary when the scheduler
+  // gives no initial placement: memory, threads, run queues and mm_cid
+  // allocator after the registration and mm_cid hooks of thread start
+  // (PrepareStart). It depends only on the scenario and the ABI, so later
+  // such Resets copy it instead of running the hooks again; only while
+  // nothing is recorded (no trace, access log or footprint: the hooks' own
+  // records would be missing).
+  struct PreparedStart {
+    bool valid = false;
+    std::vector<uint8_t> memory;
+    std::vector<SimThread> threads;  // main contexts only (depth 0)
+    std::vector<SimCpu> cpus;
+    MmCidState mmcid;
+    int first_thread = -1, last_cpu = 0;
+  };
+  PreparedStart prepared_;
+  // Reset's part up to the first boundary (placement, run queues, the
+  // registration and mm_cid hooks), from init_threads_ and init_mem_.
+  void PrepareStart(const Placement* place, ExecutionResult* out);
   uint8_t* mem_ = nullptr;   // points into out_->memory
   uint64_t mem_size_ = 0;
   uint64_t desc_base_ = 0, area_base_ = 0;

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "sim/ir.h"
 
@@ -21,6 +25,96 @@ Outcome OutcomeOf(const Scenario& s, const ExecutionResult& r) {
     o.observed.push_back(t.observed);
   }
   return o;
+}
+
+OutcomeInserter::OutcomeInserter(const Scenario& s) : s_(s) {
+  uint64_t end = kDataBase;
+  for (const Symbol& sym : s.program.symbols) end = std::max(end, sym.address + sym.size_bytes);
+  symbols_end_ = end - kDataBase;
+}
+
+namespace {
+// The parts of an outcome hashed after its symbol bytes (one word each).
+uint64_t Mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (h >> 29); }
+}  // namespace
+
+uint64_t OutcomeInserter::Hash(const ExecutionResult& r) const {
+  const size_t n = std::min(symbols_end_, r.memory.size());
+  uint64_t h = XXH3_64bits(r.memory.data(), n);
+  h = Mix(h, static_cast<uint64_t>(r.verdict));
+  for (const ThreadOutcome& t : r.threads) {
+    h = Mix(h, static_cast<uint64_t>(t.exited ? t.ret : 0));
+    h = Mix(h, t.observed.size());
+    for (auto [k, v] : t.observed) h = Mix(Mix(h, k), static_cast<uint64_t>(v));
+  }
+  return h;
+}
+
+uint64_t OutcomeInserter::Hash(const Outcome& o) const {
+  uint64_t h = XXH3_64bits(o.symbols.data(), o.symbols.size());
+  h = Mix(h, static_cast<uint64_t>(o.verdict));
+  // OutcomeOf gives one return value and one observation list per thread.
+  for (size_t t = 0; t < o.returns.size() && t < o.observed.size(); ++t) {
+    h = Mix(h, static_cast<uint64_t>(o.returns[t]));
+    h = Mix(h, o.observed[t].size());
+    for (auto [k, v] : o.observed[t]) h = Mix(Mix(h, k), static_cast<uint64_t>(v));
+  }
+  return h;
+}
+
+bool OutcomeInserter::Same(const Outcome& o, const ExecutionResult& r) const {
+  const size_t n = std::min(symbols_end_, r.memory.size());
+  if (o.verdict != r.verdict || o.symbols.size() != n || o.returns.size() != r.threads.size() ||
+      o.observed.size() != r.threads.size()) {
+    return false;
+  }
+  if (n != 0 && std::memcmp(o.symbols.data(), r.memory.data(), n) != 0) return false;
+  for (size_t t = 0; t < r.threads.size(); ++t) {
+    const ThreadOutcome& th = r.threads[t];
+    if (o.returns[t] != (th.exited ? th.ret : 0) || o.observed[t] != th.observed) return false;
+  }
+  return true;
+}
+
+void OutcomeInserter::Add(uint64_t hash, const Outcome* o) {
+  if (2 * (used_ + 1) > slots_.size()) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(16, 2 * old.size()), Slot{});
+    used_ = 0;
+    for (const Slot& e : old) {
+      if (e.outcome != nullptr) Add(e.hash, e.outcome);
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t i = hash & mask;
+  while (slots_[i].outcome != nullptr) i = (i + 1) & mask;
+  slots_[i] = {hash, o};
+  ++used_;
+}
+
+void OutcomeInserter::Reindex(const std::set<Outcome>& set) {
+  slots_.clear();
+  used_ = 0;
+  for (const Outcome& o : set) Add(Hash(o), &o);
+  set_ = &set;
+  indexed_ = set.size();
+}
+
+bool OutcomeInserter::Insert(const ExecutionResult& r, std::set<Outcome>& set) {
+  if (set_ != &set || indexed_ != set.size()) Reindex(set);
+  const uint64_t h = Hash(r);
+  if (!slots_.empty()) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask; slots_[i].outcome != nullptr; i = (i + 1) & mask) {
+      if (slots_[i].hash == h && Same(*slots_[i].outcome, r)) return false;
+    }
+  }
+  // New here; the set decides (a hash index that missed it would be a bug,
+  // and then the set's own comparison still keeps it exact).
+  const auto [pos, added] = set.insert(OutcomeOf(s_, r));
+  if (added) Add(h, &*pos);
+  indexed_ = set.size();
+  return added;
 }
 
 uint64_t OutcomeSetDigest(const std::set<Outcome>& outcomes) {

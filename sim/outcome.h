@@ -42,6 +42,41 @@ struct ReachableOutcomes {
   bool complete = false;
 };
 
+// Adds executions' outcomes to a std::set<Outcome> without building an
+// Outcome (three vectors) for one the set already holds: each is found by a
+// 64-bit hash of the execution's final state and compared field by field
+// with the set's element (SameOutcome), so the set ends exactly as with
+// `set.insert(OutcomeOf(s, r))`; only a new outcome is built. The set's
+// elements are indexed by address: the inserter re-indexes the whole set
+// when its size is not the one it left (elements added or removed by
+// others); erasing and adding the same number behind its back is not
+// supported. Not thread-safe; one per set.
+class OutcomeInserter {
+ public:
+  explicit OutcomeInserter(const Scenario& s);
+  // set.insert(OutcomeOf(s, r)); true if the outcome was new.
+  bool Insert(const ExecutionResult& r, std::set<Outcome>& set);
+
+ private:
+  uint64_t Hash(const ExecutionResult& r) const;
+  uint64_t Hash(const Outcome& o) const;
+  bool Same(const Outcome& o, const ExecutionResult& r) const;
+  void Reindex(const std::set<Outcome>& set);
+  // Adds an element to the open-addressing table (linear probing, at most
+  // half full, grown by doubling).
+  void Add(uint64_t hash, const Outcome* o);
+  struct Slot {
+    uint64_t hash = 0;
+    const Outcome* outcome = nullptr;  // nullptr: empty slot
+  };
+  const Scenario& s_;
+  size_t symbols_end_ = 0;  // bytes of the symbol region (OutcomeOf's `symbols`)
+  const std::set<Outcome>* set_ = nullptr;  // the set indexed
+  size_t indexed_ = 0;                       // its size when last indexed
+  std::vector<Slot> slots_;                  // a power of two, or empty
+  size_t used_ = 0;
+};
+
 // A 64-bit FNV-1a digest of an outcome set (verdicts, symbol bytes, return
 // values, observations, in the set's order): the `digest` of the golden
 // execution counts (tests/golden/explore_counts.txt), which the explorer

@@ -176,7 +176,14 @@ PropertyOutcome EvaluateProperty(const Scenario& s, const Expr& e, const Executi
 class CompiledExpr {
  public:
   CompiledExpr(const Scenario& s, const Expr& e);
+  // The expression's value on r's final state: by the postfix form when the
+  // expression has one (has_postfix()), else by walking the tree.
   PropertyOutcome Evaluate(const ExecutionResult& r) const;
+  // Always by walking the tree (the reference the postfix form is tested
+  // against: tests/random_fast_path_test.cc).
+  PropertyOutcome EvaluateTree(const ExecutionResult& r) const;
+  // True if no node can fail (see PostfixOp), so Evaluate runs the postfix form.
+  bool has_postfix() const { return !postfix_.empty(); }
 
   enum class Op : uint8_t { kUnknown, kAnd, kOr, kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kLe, kGt, kGe, kNeg, kNot };
 
@@ -191,7 +198,26 @@ class CompiledExpr {
     uint8_t num_operands = 0;      // compiled operands (the first two of Expr::args)
     uint32_t operands[2] = {0, 0};
   };
+  // The postfix form of an expression none of whose nodes can fail
+  // (constants, known symbols and sums of them, unary operators, binary
+  // operators other than / and %): evaluated without recursion, error
+  // strings or bounds checks per element; built when the whole tree
+  // qualifies (Evaluate then gives the same value as Eval).
+  struct PostfixOp {
+    enum class Kind : uint8_t { kConst, kLoad, kSum, kUnary, kBinary } kind = Kind::kConst;
+    Op op = Op::kUnknown;
+    uint8_t width = 0;      // kLoad/kSum: bytes per element
+    uint32_t count = 0;     // kSum: elements per block
+    uint32_t blocks = 0;    // kSum: CPU blocks
+    uint64_t stride = 0;    // kSum: bytes between CPU blocks
+    int64_t value = 0;      // kConst: the value; kLoad/kSum: the first element's address
+  };
+  static constexpr size_t kMaxPostfixDepth = 16;
   uint32_t Compile(const Expr& e);
+  // Appends node i's postfix form to postfix_; false if some node of it can
+  // fail. `depth`: the stack depth before it, updated; at most kMaxPostfixDepth.
+  bool CompilePostfix(uint32_t i, size_t& depth);
+  int64_t EvalPostfix(const ExecutionResult& r) const;
   // Operand k of `n`; throws std::out_of_range if the tree has no such operand
   // (as Expr::args.at(k) does).
   static uint32_t Operand(const Node& n, int k);
@@ -199,6 +225,7 @@ class CompiledExpr {
   int64_t Element(const Symbol& sym, int64_t cpu, int64_t index, const ExecutionResult& r, std::string& error) const;
   const Scenario* s_;
   std::vector<Node> nodes_;  // nodes_[0] is the root
+  std::vector<PostfixOp> postfix_;  // empty: evaluate with Eval
 };
 
 }  // namespace rseqmc
