@@ -400,6 +400,14 @@ class DfsEngine : public Scheduler {
 
   Decision Choose(const ChoiceView& view) override {
     const Machine& m = view.machine();
+    // Stateful search at a new node: the state's hash first, so that the
+    // visited set's slot is fetched while the transition is noted.
+    std::pair<uint64_t, uint64_t> state{};
+    const bool new_node = depth_ >= replay_len_;
+    if (stateful_ && new_node) {
+      state = m.StateHash(mm_cid_observable_, bounded_kinds_);
+      if (!insert_state_) visited_.Prefetch(state);
+    }
     // A resumed execution starts at a node whose incoming transition was
     // noted when the node was first reached.
     if (depth_ > 0 && !resumed_) NoteTransition(m);
@@ -410,7 +418,7 @@ class DfsEngine : public Scheduler {
       cut_short_ = true;
       return Decision::Stop();
     }
-    if (depth_ < replay_len_) {
+    if (!new_node) {
       Node& n = stack_[depth_];
       n.writes_before = path_writes_;
       if (WantsCheckpoint(n)) SaveBoundary(m, spins_);
@@ -419,9 +427,7 @@ class DfsEngine : public Scheduler {
       return ToDecision(m, n.alts[n.alt]);
     }
     // A new node.
-    std::pair<uint64_t, uint64_t> state{};
     if (stateful_) {
-      state = m.StateHash(mm_cid_observable_, bounded_kinds_);
       if (!(insert_state_ ? insert_state_(state) : visited_.Insert(state))) {
         if (FairCycle(m, state)) {
           deadlock_ = true;
