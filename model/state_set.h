@@ -3,15 +3,14 @@
 //
 // kHash128 (the default): 128-bit state hashes (Machine::StateHash) in
 // open-addressing tables with linear probing (ProbeTable below). A state
-// costs 16 bytes of key and 1 byte of tag per slot, the tables being between
-// 3/8 and 3/4 full: 22.7 to 45 bytes per state; no allocation per state,
+// costs a 16-byte slot, the tables being between 3/8 and 3/4 full: 21 to 43
+// bytes per state; no allocation per state,
 // unlike a node-based std::unordered_set (48 bytes and one malloc per state,
 // which took a third of a stateful run's time).
 //
 // kHash64: hash compaction (Wolper and Leroy, "Reliable hashing without
 // collision detection", CAV 1993): only the first 64 bits of the hash, in the
-// same kind of table: 8 bytes of key and 1 of tag per slot, 11.3 to 23
-// bytes per state. Two states whose hashes agree in those bits are merged and
+// same kind of table: 8-byte slots, 11 to 21 bytes per state. Two states whose hashes agree in those bits are merged and
 // the second one's future is not explored (an omission).
 //
 // kBitstate: supertrace / bitstate hashing (Holzmann, "An analysis of
@@ -29,9 +28,8 @@
 // Only kHash128's counts are the golden ones (tests/golden/): the others can
 // only store fewer states, and equal counts mean no omission happened.
 //
-// A state whose hash is {0, 0} is stored as {0, 1} (a 2^-128 merge; for
-// kHash64, 0 as 1), as when the all-zero key marked an empty slot: the same
-// states are merged as before the tag bytes.
+// The all-zero key marks an empty slot: a state whose hash is {0, 0} is
+// stored as {0, 1} (a 2^-128 merge; for kHash64, 0 as 1).
 //
 // Example:
 //
@@ -45,7 +43,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -56,25 +56,22 @@ namespace rseqmc {
 // A set of uniformly distributed hash keys (uint64_t, or a pair of them whose
 // `first` word is uniform), the tables of StateSet's kHash128 and kHash64.
 //
-// Layout: kSegments independent tables ("segments"), chosen by bits 32..37
-// of the key's first word; in each, a power-of-two array of keys and a
-// parallel array of one-byte tags (0: empty slot; else bits 48..55 of the
-// first word, 0 mapped to 1), linear probing from the slot the low bits of
-// the first word name. Why:
-//   * the probe reads tags, 1 byte a slot (a 16-byte key per slot would be
-//     read only on a tag match: 1 in 255 of the other keys probed), so a new
-//     state costs a tag scan in cache and one store into the key array; the
-//     key array is read only to confirm a revisit. (A flat table of keys took
-//     a third of a stateful run's time in its first load, a cache and TLB
-//     miss.)
+// Layout: kSegments independent open-addressing tables ("segments"), chosen
+// by bits 32..37 of the key's first word; each a power-of-two array of keys
+// (the all-zero key marks an empty slot), linear probing from the slot the
+// low bits of the first word name. Why:
 //   * a segment grows alone (doubles when a new key would make it more than
-//     3/4 full): at most 1/64 of the set
-//     is copied at a time, so a growth holds 1/64 more memory, not the old
-//     table and the new one together (the peak RSS of a run was 1.5x its
-//     table);
+//     3/4 full): at most 1/64 of the set is copied at a time, so a growth
+//     holds 1/64 more memory, where one flat table held the old table and
+//     the new one together (the peak RSS of counter2 K=2 was 1.7x its table);
+//   * 3/4 full rather than 1/2: a third less memory for two more probes on
+//     average, within the cache line the first probe loaded (that first
+//     load, a cache and TLB miss, is most of an insertion's time);
 //   * bits 58..63 are left alone for the shards of model/parallel.cc.
-// No allocation per insert; the key arrays are not zeroed (only slots with a
-// tag are read).
+// No allocation per insert; a new table comes from calloc (zero pages that
+// the kernel maps on first touch). A parallel array of one-byte tags probed
+// instead of the keys was tried: no faster (its 1 MB for 538 k states
+// missed the cache as the keys do) and 1/16 more memory.
 template <class T>
 class ProbeTable {
  public:
@@ -83,45 +80,42 @@ class ProbeTable {
   static constexpr uint32_t kMinLog2 = 4;    // a segment's first table: 16 slots
   static constexpr uint32_t kMaxLog2 = 32;   // the low 32 bits index a segment
 
-  // Adds `k` (never called with the all-zero key by StateSet, though it
-  // works); true if it was not there. Only a new key can grow the table.
+  // Adds `k` (never the all-zero key, which marks an empty slot: StateSet
+  // maps it to another); true if it was not there. Only a new key can grow
+  // the table.
   bool Insert(const T& k) {
     const uint64_t w = First(k);
     Segment& s = segments_[(w >> 32) & (kSegments - 1)];
-    const uint8_t tag = Tag(w);
     size_t i = 0;
     if (s.log2 != 0) {
       const size_t mask = s.capacity() - 1;
       for (i = static_cast<size_t>(w) & mask;; i = (i + 1) & mask) {
-        const uint8_t t = s.tags[i];
-        if (t == 0) break;
-        if (t == tag && s.keys[i] == k) return false;
+        const T& t = s.keys[i];
+        if (t == k) return false;
+        if (t == T{}) break;
       }
     }
     if ((s.size + 1) * 4 > s.capacity() * 3 && s.log2 < kMaxLog2) {
       Grow(s);
       i = FreeSlot(s, w);
     }
-    s.tags[i] = tag;
     s.keys[i] = k;
     ++s.size;
     ++size_;
     return true;
   }
-  // Brings the tags and the key `k` would probe first into the cache.
+  // Brings the slot `k` would probe first into the cache.
   void Prefetch(const T& k) const {
     const uint64_t w = First(k);
     const Segment& s = segments_[(w >> 32) & (kSegments - 1)];
     if (s.log2 == 0) return;
-    const size_t i = static_cast<size_t>(w) & (s.capacity() - 1);
-    __builtin_prefetch(&s.tags[i]);
-    __builtin_prefetch(&s.keys[i]);
+    __builtin_prefetch(&s.keys[static_cast<size_t>(w) & (s.capacity() - 1)]);
   }
   size_t size() const { return size_; }
-  // Bytes of keys and tags allocated (the segments' capacities).
+  // Bytes of keys allocated (the segments' capacities).
   size_t bytes() const {
     size_t b = 0;
-    for (const Segment& s : segments_) b += s.capacity() * (sizeof(T) + 1);
+    for (const Segment& s : segments_) b += s.capacity() * sizeof(T);
     return b;
   }
   void Clear() {
@@ -133,44 +127,39 @@ class ProbeTable {
   void ForEach(F&& f) const {
     for (const Segment& s : segments_) {
       for (size_t i = 0; i < s.capacity(); ++i) {
-        if (s.tags[i] != 0) f(s.keys[i]);
+        if (!(s.keys[i] == T{})) f(s.keys[i]);
       }
     }
   }
 
  private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
   struct Segment {
-    std::unique_ptr<uint8_t[]> tags;
-    std::unique_ptr<T[]> keys;
+    std::unique_ptr<T[], Free> keys;  // calloc'ed: all empty
     uint32_t log2 = 0;  // 0: not allocated yet
     size_t size = 0;
     size_t capacity() const { return log2 == 0 ? 0 : size_t{1} << log2; }
   };
   static uint64_t First(uint64_t k) { return k; }
   static uint64_t First(const std::pair<uint64_t, uint64_t>& k) { return k.first; }
-  static uint8_t Tag(uint64_t w) {
-    const auto t = static_cast<uint8_t>(w >> 48);
-    return t == 0 ? 1 : t;
-  }
   // The first free slot from the home slot of first word `w` in `s`.
   static size_t FreeSlot(const Segment& s, uint64_t w) {
     const size_t mask = s.capacity() - 1;
     size_t i = static_cast<size_t>(w) & mask;
-    while (s.tags[i] != 0) i = (i + 1) & mask;
+    while (!(s.keys[i] == T{})) i = (i + 1) & mask;
     return i;
   }
   // Doubles `s` (allocates its first table), moving its keys over.
   static void Grow(Segment& s) {
     Segment old = std::move(s);
     s.log2 = old.log2 == 0 ? kMinLog2 : old.log2 + 1;
-    s.tags = std::make_unique<uint8_t[]>(s.capacity());
-    s.keys = std::make_unique_for_overwrite<T[]>(s.capacity());
+    s.keys.reset(static_cast<T*>(std::calloc(s.capacity(), sizeof(T))));
+    if (!s.keys) throw std::bad_alloc();
     s.size = old.size;
     for (size_t j = 0; j < old.capacity(); ++j) {
-      if (old.tags[j] == 0) continue;
-      const size_t i = FreeSlot(s, First(old.keys[j]));
-      s.tags[i] = old.tags[j];
-      s.keys[i] = old.keys[j];
+      if (!(old.keys[j] == T{})) s.keys[FreeSlot(s, First(old.keys[j]))] = old.keys[j];
     }
   }
 

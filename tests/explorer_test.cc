@@ -473,10 +473,10 @@ TEST(StateSet, InsertFindsDuplicatesAcrossGrowth) {
   EXPECT_FALSE(set.Insert({0, 0}));
   EXPECT_EQ(set.size(), keys.size() + 1);
   // 64 segments by bits 32..37 of the first word, each a power of two of
-  // slots (16 bytes of key, 1 of tag) at most 3/4 full: segment 0 holds the
+  // 16-byte slots at most 3/4 full: segment 0 holds the
   // 715 keys with first word 42, {0, 1} and 61 others (2048 slots), the
   // fullest other one 84 (128 slots), the emptiest 48 (64 slots).
-  EXPECT_EQ(set.bytes(), (2048u + 62 * 128 + 64) * 17);
+  EXPECT_EQ(set.bytes(), (2048u + 62 * 128 + 64) * 16);
   size_t seen = 0;
   set.ForEach([&seen](const StateSet::Key&) { ++seen; });
   EXPECT_EQ(seen, set.size());
@@ -498,9 +498,9 @@ TEST(StateSet, Hash64StoresEightBytesPerSlot) {
   EXPECT_TRUE(set.Insert({0, 0}));
   EXPECT_FALSE(set.Insert({1, 7}));  // 0 is stored as 1
   EXPECT_EQ(set.size(), 5001u);
-  // 8-byte keys and a tag: the fullest of the 64 segments holds 98 keys (256
-  // slots), the others at most 96 (128 slots).
-  EXPECT_EQ(set.bytes(), (256u + 63 * 128) * 9);
+  // 8-byte slots: the fullest of the 64 segments holds 98 keys (256 slots),
+  // the others at most 96 (128 slots).
+  EXPECT_EQ(set.bytes(), (256u + 63 * 128) * 8);
   StateSet copy(StateStorage::kHash64);
   set.ForEach([&copy](const StateSet::Key& k) { copy.Insert(k); });
   EXPECT_EQ(copy.size(), set.size());
@@ -560,9 +560,8 @@ TEST(Explore, StateStorageModesAgreeWithoutCollisions) {
   }
   EXPECT_EQ(Explore(s, o).state_bytes, (size_t{1} << kDefaultBitstateLog2) / 8);
   o.state_storage = StateStorage::kHash64;
-  // The same slots as hash128's (the same first words), 9 bytes each (key
-  // and tag) instead of 17.
-  EXPECT_EQ(Explore(s, o).state_bytes * 17, base.state_bytes * 9);
+  // The same slots as hash128's (the same first words), of 8 bytes.
+  EXPECT_EQ(Explore(s, o).state_bytes * 2, base.state_bytes);
   o.state_storage = StateStorage::kBitstate;
   o.bitstate_log2 = 14;
   const ExploreResult tiny = Explore(s, o);

@@ -1,6 +1,6 @@
 // The visited set's table (model/state_set.h, ProbeTable): exact contents,
 // slot order and sizes through growth, and keys forced to collide in their
-// segment, home slot and tag.
+// segment and home slot.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,9 +16,9 @@ namespace {
 using Key = std::pair<uint64_t, uint64_t>;
 using Table = ProbeTable<Key>;
 
-// A first word naming segment `seg`, home slot `home` (low bits) and tag byte
-// `tag` (bits 48..55).
-uint64_t Word(uint64_t seg, uint64_t home, uint64_t tag) { return seg << 32 | home | tag << 48; }
+// A first word naming segment `seg` and home slot `home` (low bits), made
+// distinct by `high` (bits 48..55, which neither names).
+uint64_t Word(uint64_t seg, uint64_t home, uint64_t high) { return seg << 32 | home | high << 48; }
 
 std::vector<Key> Contents(const Table& t) {
   std::vector<Key> out;
@@ -36,8 +36,8 @@ TEST(ProbeTable, ProbesLinearlyFromTheHomeSlot) {
   EXPECT_EQ(Contents(t), (std::vector<Key>{e, a, b, c, d}));
   for (const Key& k : {a, b, c, d, e}) EXPECT_FALSE(t.Insert(k));
   EXPECT_EQ(t.size(), 5u);
-  // Only segment 3 is allocated: 16 slots of a 16-byte key and a tag.
-  EXPECT_EQ(t.bytes(), 16u * 17);
+  // Only segment 3 is allocated: 16 slots of 16 bytes.
+  EXPECT_EQ(t.bytes(), 16u * 16);
 }
 
 // A segment doubles when a key would make it more than 3/4 full: 12 keys fit
@@ -48,13 +48,13 @@ TEST(ProbeTable, GrowsAtThreeQuartersAndKeepsEveryKey) {
   std::vector<Key> keys;
   for (uint64_t i = 0; i < 25; ++i) keys.push_back({Word(7, 63 - i, 0x80 + i), i});
   for (size_t i = 0; i < 12; ++i) EXPECT_TRUE(t.Insert(keys[i]));
-  EXPECT_EQ(t.bytes(), 16u * 17);
+  EXPECT_EQ(t.bytes(), 16u * 16);
   EXPECT_TRUE(t.Insert(keys[12]));
-  EXPECT_EQ(t.bytes(), 32u * 17);
+  EXPECT_EQ(t.bytes(), 32u * 16);
   for (size_t i = 13; i < 24; ++i) EXPECT_TRUE(t.Insert(keys[i]));
-  EXPECT_EQ(t.bytes(), 32u * 17);
+  EXPECT_EQ(t.bytes(), 32u * 16);
   EXPECT_TRUE(t.Insert(keys[24]));
-  EXPECT_EQ(t.bytes(), 64u * 17);
+  EXPECT_EQ(t.bytes(), 64u * 16);
   EXPECT_EQ(t.size(), 25u);
   // Homes 63 - i in 64 slots: all distinct, so table order is reverse
   // insertion order.
@@ -63,9 +63,9 @@ TEST(ProbeTable, GrowsAtThreeQuartersAndKeepsEveryKey) {
   for (const Key& k : keys) EXPECT_FALSE(t.Insert(k));
 }
 
-// Keys that agree in segment, home slot and tag (a forced collision of all
-// that the probe looks at before the key) are still told apart by the key,
-// through growth; so are keys that differ only in the second word.
+// Keys that agree in segment and home slot (forced collisions) are told
+// apart by the whole key, through growth: keys that differ only in the
+// second word, or only in bits of the first that name no slot.
 TEST(ProbeTable, FullCollisionsAreToldApartByTheKey) {
   Table t;
   std::vector<Key> keys;
@@ -74,40 +74,36 @@ TEST(ProbeTable, FullCollisionsAreToldApartByTheKey) {
   for (const Key& k : keys) EXPECT_FALSE(t.Insert(k));
   EXPECT_EQ(t.size(), 100u);
   // 100 keys need 256 slots (192 is 3/4 of them; 128's 96 is too few).
-  EXPECT_EQ(t.bytes(), 256u * 17);
+  EXPECT_EQ(t.bytes(), 256u * 16);
   // One run of 100 slots from slot 0, in insertion order (no run wrapped
   // round the end of a smaller table, so growth kept the order).
   EXPECT_EQ(Contents(t), keys);
-  // Tag byte 0 is stored as 1, so a key with tag bits 0 is no empty slot.
   EXPECT_TRUE(t.Insert({Word(0, 9, 0), 1000}));
   EXPECT_TRUE(t.Insert({Word(0, 9, 1), 1000}));
   EXPECT_FALSE(t.Insert({Word(0, 9, 0), 1000}));
   EXPECT_EQ(t.size(), 102u);
 }
 
-// Segments are independent: filling one does not grow the others, and the
-// all-zero key is an ordinary key to the table (StateSet maps it to {0, 1}).
+// Segments are independent: filling one does not grow the others.
 TEST(ProbeTable, SegmentsGrowAlone) {
   Table t;
   for (uint64_t i = 0; i < 13; ++i) EXPECT_TRUE(t.Insert({Word(1, i, 1), 0}));
   EXPECT_TRUE(t.Insert({Word(2, 0, 1), 0}));
-  EXPECT_EQ(t.bytes(), 32u * 17 + 16u * 17);
-  EXPECT_TRUE(t.Insert({0, 0}));
-  EXPECT_FALSE(t.Insert({0, 0}));
-  EXPECT_EQ(t.size(), 15u);
+  EXPECT_EQ(t.bytes(), 32u * 16 + 16u * 16);
+  EXPECT_EQ(t.size(), 14u);
   t.Clear();
   EXPECT_EQ(t.size(), 0u);
   EXPECT_EQ(t.bytes(), 0u);
   EXPECT_TRUE(Contents(t).empty());
-  EXPECT_TRUE(t.Insert({0, 0}));
+  EXPECT_TRUE(t.Insert({Word(1, 0, 1), 0}));
 }
 
-// Hash compaction's table: 8-byte keys, 9 bytes a slot.
+// Hash compaction's table: 8-byte keys in 8-byte slots.
 TEST(ProbeTable, SixtyFourBitKeys) {
   ProbeTable<uint64_t> t;
   for (uint64_t i = 0; i < 12; ++i) EXPECT_TRUE(t.Insert(Word(5, i, 3) + (i << 40)));
   for (uint64_t i = 0; i < 12; ++i) EXPECT_FALSE(t.Insert(Word(5, i, 3) + (i << 40)));
-  EXPECT_EQ(t.bytes(), 16u * 9);
+  EXPECT_EQ(t.bytes(), 16u * 8);
   std::vector<uint64_t> got;
   t.ForEach([&got](uint64_t k) { got.push_back(k); });
   ASSERT_EQ(got.size(), 12u);
