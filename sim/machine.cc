@@ -19,6 +19,7 @@
 #include "sim/placement.h"
 #include "sim/fiber_pool.h"
 #include "sim/kernel/preempt_lock.h"
+#include "sim/state_hash.h"
 #include "sim/thread_api.h"
 
 namespace rseqmc {
@@ -1616,9 +1617,9 @@ bool ChoiceView::IsValid(const Decision& d) const { return m_.IsValid(d); }
 
 std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kinds) const {
   // The state is laid out as 64-bit words in a reused buffer, then hashed
-  // with XXH3-128 (xxHash, header-only): memory first, then each thread,
-  // the CPUs' run queues, the mm_cid allocator, the event counts and the
-  // observations made so far.
+  // with XXH3-128 (sim/state_hash.h; AVX2 where the CPU has it): memory
+  // first, then each thread, the CPUs' run queues, the mm_cid allocator, the
+  // event counts and the observations made so far.
   std::vector<uint64_t>& w = hash_words_;
   const size_t mem_words = (mem_size_ + 7) / 8;
   w.resize(mem_words);
@@ -1702,8 +1703,7 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
       }
     }
   }
-  const XXH128_hash_t h = XXH3_128bits(w.data(), w.size() * sizeof(uint64_t));
-  return {h.low64, h.high64};
+  return Xxh3_128(w.data(), w.size() * sizeof(uint64_t));
 }
 
 bool Machine::InCriticalSection(int t) const {
