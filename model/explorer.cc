@@ -290,21 +290,21 @@ struct SpinMark {
   uint64_t writes = ~0ull;
 };
 struct SpinState : SpinMark {
-  std::vector<uint64_t> seen;  // context hashes since the last change on the path
-  std::vector<uint64_t> seen_steps;  // the machine's step count at each of them
+  // The context hashes since the last change on the path, each with the
+  // machine's step count then (one vector: a SpinState is copied at every
+  // checkpoint and resume, and each vector copy cost a call).
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
   // A one-hash Bloom filter of `seen` (bit h >> 56 of 256): a hash whose bit
   // is clear is not in `seen`, without searching it (the search was half of
   // UpdateSpin's time in stateful runs).
   std::array<uint64_t, 4> seen_bits{};
   void ClearSeen() {
     seen.clear();
-    seen_steps.clear();
     seen_bits = {};
   }
   bool MaySee(uint64_t h) const { return (seen_bits[h >> 62] >> ((h >> 56) & 63)) & 1; }
   void See(uint64_t h, uint64_t steps) {
-    seen.push_back(h);
-    seen_steps.push_back(steps);
+    seen.emplace_back(h, steps);
     seen_bits[h >> 62] |= uint64_t{1} << ((h >> 56) & 63);
   }
   bool spinning = false;
@@ -894,7 +894,7 @@ class DfsEngine : public Scheduler {
   bool WantsCheckpoint(const Node& n) const { return can_resume_ && n.alts.size() > 1 && CheckpointDue(); }
   static uint64_t CheckpointBytes(const SavedBoundary& b) {
     uint64_t spins = b.spins.capacity() * sizeof(SpinState);
-    for (const SpinState& sp : b.spins) spins += (sp.seen.capacity() + sp.seen_steps.capacity()) * sizeof(uint64_t);
+    for (const SpinState& sp : b.spins) spins += sp.seen.capacity() * sizeof(sp.seen[0]);
     return sizeof(SavedBoundary) + b.ck.memory.capacity() + b.ck.threads.capacity() * sizeof(SimThread) +
            b.ck.cpus.capacity() * sizeof(SimCpu) + b.ck.out.capacity() * sizeof(MachineCheckpoint::Out) + spins;
   }
@@ -1044,10 +1044,11 @@ class DfsEngine : public Scheduler {
         continue;
       }
       const uint64_t h = ContextHash(m.thread(t));
-      const auto it = sm.MaySee(h) ? std::find(sm.seen.begin(), sm.seen.end(), h) : sm.seen.end();
+      const auto it = sm.MaySee(h) ? std::find_if(sm.seen.begin(), sm.seen.end(), [h](const auto& e) { return e.first == h; })
+                                   : sm.seen.end();
       sm.spinning = it != sm.seen.end();
       if (sm.spinning) {
-        sm.cycle_steps = m.steps() - sm.seen_steps[static_cast<size_t>(it - sm.seen.begin())];
+        sm.cycle_steps = m.steps() - it->second;
       } else if (sm.seen.size() < kMaxSpinHistory) {
         sm.See(h, m.steps());
       }
