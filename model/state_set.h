@@ -10,8 +10,9 @@
 //
 // kHash64: hash compaction (Wolper and Leroy, "Reliable hashing without
 // collision detection", CAV 1993): only the first 64 bits of the hash, in the
-// same kind of table: 8-byte slots, 11 to 21 bytes per state. Two states whose hashes agree in those bits are merged and
-// the second one's future is not explored (an omission).
+// same kind of table: 8-byte slots, 11 to 21 bytes per state. Two states
+// whose hashes agree in those bits are merged and the second one's future is
+// not explored (an omission).
 //
 // kBitstate: supertrace / bitstate hashing (Holzmann, "An analysis of
 // bitstate hashing", FMSD 1998): a fixed array of 2^log2 bits, k = 3 bits per
