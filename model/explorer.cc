@@ -20,6 +20,7 @@
 #include "model/explorer.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstdio>
@@ -289,8 +290,23 @@ struct SpinMark {
   uint64_t writes = ~0ull;
 };
 struct SpinState : SpinMark {
-  std::vector<uint64_t> seen;  // context hashes since the last change on the path
-  std::vector<uint64_t> seen_steps;  // the machine's step count at each of them
+  // The context hashes since the last change on the path, each with the
+  // machine's step count then (one vector: a SpinState is copied at every
+  // checkpoint and resume, and each vector copy cost a call).
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
+  // A one-hash Bloom filter of `seen` (bit h >> 56 of 256): a hash whose bit
+  // is clear is not in `seen`, without searching it (the search was half of
+  // UpdateSpin's time in stateful runs).
+  std::array<uint64_t, 4> seen_bits{};
+  void ClearSeen() {
+    seen.clear();
+    seen_bits = {};
+  }
+  bool MaySee(uint64_t h) const { return (seen_bits[h >> 62] >> ((h >> 56) & 63)) & 1; }
+  void See(uint64_t h, uint64_t steps) {
+    seen.emplace_back(h, steps);
+    seen_bits[h >> 62] |= uint64_t{1} << ((h >> 56) & 63);
+  }
   bool spinning = false;
   uint64_t cycle_steps = 0;  // when spinning: steps since it was last in this state
 };
@@ -391,8 +407,7 @@ class DfsEngine : public Scheduler {
     for (SpinState& sp : spins_) {
       sp.ctx = 0;
       sp.writes = ~0ull;
-      sp.seen.clear();
-      sp.seen_steps.clear();
+      sp.ClearSeen();
       sp.spinning = false;
     }
     shadow_valid_ = false;
@@ -400,6 +415,14 @@ class DfsEngine : public Scheduler {
 
   Decision Choose(const ChoiceView& view) override {
     const Machine& m = view.machine();
+    // Stateful search at a new node: the state's hash first, so that the
+    // visited set's slot is fetched while the transition is noted.
+    std::pair<uint64_t, uint64_t> state{};
+    const bool new_node = depth_ >= replay_len_;
+    if (stateful_ && new_node) {
+      state = m.StateHash(mm_cid_observable_, bounded_kinds_);
+      if (!insert_state_) visited_.Prefetch(state);
+    }
     // A resumed execution starts at a node whose incoming transition was
     // noted when the node was first reached.
     if (depth_ > 0 && !resumed_) NoteTransition(m);
@@ -410,7 +433,7 @@ class DfsEngine : public Scheduler {
       cut_short_ = true;
       return Decision::Stop();
     }
-    if (depth_ < replay_len_) {
+    if (!new_node) {
       Node& n = stack_[depth_];
       n.writes_before = path_writes_;
       if (WantsCheckpoint(n)) SaveBoundary(m, spins_);
@@ -419,9 +442,7 @@ class DfsEngine : public Scheduler {
       return ToDecision(m, n.alts[n.alt]);
     }
     // A new node.
-    std::pair<uint64_t, uint64_t> state{};
     if (stateful_) {
-      state = m.StateHash(mm_cid_observable_, bounded_kinds_);
       if (!(insert_state_ ? insert_state_(state) : visited_.Insert(state))) {
         if (FairCycle(m, state)) {
           deadlock_ = true;
@@ -450,8 +471,8 @@ class DfsEngine : public Scheduler {
     // The spin state on entry, for a checkpoint here (decided once the
     // alternatives are known).
     const bool may_save = can_resume_ && CheckpointDue();
-    if (may_save) entry_spins_ = spins_;
-    UpdateSpin(m, n);
+    spin_undo_.clear();
+    UpdateSpin(m, n, may_save ? &spin_undo_ : nullptr);
     // Enabled threads: the running ones. A thread spinning without effect
     // keeps its event alternatives but loses its step.
     const int default_thread = m.cpu(m.default_cpu()).running;
@@ -518,7 +539,10 @@ class DfsEngine : public Scheduler {
     } else {
       n.backtrack.Assign(n.enabled);
     }
-    if (may_save && n.alts.size() > 1) SaveBoundary(m, entry_spins_);
+    if (may_save && n.alts.size() > 1) {
+      SpinsBefore(spin_undo_, entry_spins_);
+      SaveBoundary(m, entry_spins_);
+    }
     ++depth_;
     return ToDecision(m, n.alts[n.alt]);
   }
@@ -873,7 +897,7 @@ class DfsEngine : public Scheduler {
   bool WantsCheckpoint(const Node& n) const { return can_resume_ && n.alts.size() > 1 && CheckpointDue(); }
   static uint64_t CheckpointBytes(const SavedBoundary& b) {
     uint64_t spins = b.spins.capacity() * sizeof(SpinState);
-    for (const SpinState& sp : b.spins) spins += (sp.seen.capacity() + sp.seen_steps.capacity()) * sizeof(uint64_t);
+    for (const SpinState& sp : b.spins) spins += sp.seen.capacity() * sizeof(sp.seen[0]);
     return sizeof(SavedBoundary) + b.ck.memory.capacity() + b.ck.threads.capacity() * sizeof(SimThread) +
            b.ck.cpus.capacity() * sizeof(SimCpu) + b.ck.out.capacity() * sizeof(MachineCheckpoint::Out) + spins;
   }
@@ -991,6 +1015,38 @@ class DfsEngine : public Scheduler {
     }
   }
 
+  // What UpdateSpin changed in one thread's SpinState, to give back the
+  // state on entry (SpinsBefore) for a checkpoint, instead of copying every
+  // thread's history at each new node before knowing whether it saves one
+  // (those copies were 5-8 % of a stateful run).
+  struct SpinUndo {
+    int t = 0;
+    uint64_t writes = 0;
+    bool spinning = false;
+    uint64_t cycle_steps = 0;
+    size_t seen = 0;
+    std::array<uint64_t, 4> seen_bits{};
+    bool cleared = false;  // the history was stale and cleared
+  };
+  // `out` = spins_ as it was before the UpdateSpin that recorded `undo`. A
+  // cleared history comes back empty with its old `writes`: replaying the
+  // update from there clears it again, so the checkpoint resumes the same.
+  void SpinsBefore(const std::vector<SpinUndo>& undo, std::vector<SpinState>& out) const {
+    out = spins_;
+    for (const SpinUndo& u : undo) {
+      SpinState& sp = out[static_cast<size_t>(u.t)];
+      if (u.cleared) {
+        sp.ClearSeen();
+      } else {
+        sp.seen.resize(u.seen);
+        sp.seen_bits = u.seen_bits;
+      }
+      sp.writes = u.writes;
+      sp.spinning = u.spinning;
+      sp.cycle_steps = u.cycle_steps;
+    }
+  }
+
   // Spin detection ("spin-assume"): a thread whose local state returns to a
   // value it had at an earlier boundary of this execution, with no write by
   // anyone in between, went round a loop without effect; it stays disabled
@@ -999,7 +1055,8 @@ class DfsEngine : public Scheduler {
   // Only the thread that just stepped can have gone round a loop; a write
   // anywhere resets every thread's history, and a thread touched by someone
   // else's transition (a signal, a switch) is not spinning.
-  void UpdateSpin(const Machine& m, const Node&) {
+  // undo: if set, gets what this call changes (SpinsBefore).
+  void UpdateSpin(const Machine& m, const Node&, std::vector<SpinUndo>* undo = nullptr) {
     uint64_t touched = ~0ull;
     int stepped = -1;
     if (depth_ > 0) {
@@ -1011,26 +1068,28 @@ class DfsEngine : public Scheduler {
       const int t = m.cpu(c).running;
       if (t < 0) continue;
       SpinState& sm = spins_[t];
-      if (sm.writes != path_writes_) {
-        sm.seen.clear();
-        sm.seen_steps.clear();
+      const bool stale = sm.writes != path_writes_;
+      if (!stale && !((touched >> (t & 63)) & 1)) continue;
+      if (undo != nullptr) {
+        undo->push_back({t, sm.writes, sm.spinning, sm.cycle_steps, sm.seen.size(), sm.seen_bits, stale});
+      }
+      if (stale) {
+        sm.ClearSeen();
         sm.writes = path_writes_;
         sm.spinning = false;
-      } else if (!((touched >> (t & 63)) & 1)) {
-        continue;
       }
       if (t != stepped) {
         sm.spinning = false;
         continue;
       }
       const uint64_t h = ContextHash(m.thread(t));
-      const auto it = std::find(sm.seen.begin(), sm.seen.end(), h);
+      auto it = sm.seen.end();
+      if (sm.MaySee(h)) it = std::find_if(sm.seen.begin(), sm.seen.end(), [h](const auto& e) { return e.first == h; });
       sm.spinning = it != sm.seen.end();
       if (sm.spinning) {
-        sm.cycle_steps = m.steps() - sm.seen_steps[static_cast<size_t>(it - sm.seen.begin())];
+        sm.cycle_steps = m.steps() - it->second;
       } else if (sm.seen.size() < kMaxSpinHistory) {
-        sm.seen.push_back(h);
-        sm.seen_steps.push_back(m.steps());
+        sm.See(h, m.steps());
       }
     }
   }
@@ -1295,7 +1354,8 @@ class DfsEngine : public Scheduler {
   std::vector<uint8_t> shadow_;
   bool shadow_valid_ = false;
   std::vector<SpinState> spins_;
-  std::vector<SpinState> entry_spins_;  // Choose: spins_ on entry to a new node
+  std::vector<SpinState> entry_spins_;  // Choose: spins_ on entry to a new node (SpinsBefore)
+  std::vector<SpinUndo> spin_undo_;     // Choose: what UpdateSpin changed at a new node
   std::vector<SavedBoundary> saved_;    // see CheckpointDue
   size_t num_saved_ = 0;
   size_t checkpoint_interval_ = 1;

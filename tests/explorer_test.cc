@@ -472,8 +472,11 @@ TEST(StateSet, InsertFindsDuplicatesAcrossGrowth) {
   EXPECT_TRUE(set.Insert({0, 0}));
   EXPECT_FALSE(set.Insert({0, 0}));
   EXPECT_EQ(set.size(), keys.size() + 1);
-  // At most half full: 5001 keys need 16384 slots of 16 bytes.
-  EXPECT_EQ(set.bytes(), 16384u * 16);
+  // 64 segments by bits 32..37 of the first word, each a power of two of
+  // 16-byte slots at most 3/4 full: segment 0 holds the
+  // 715 keys with first word 42, {0, 1} and 61 others (2048 slots), the
+  // fullest other one 84 (128 slots), the emptiest 48 (64 slots).
+  EXPECT_EQ(set.bytes(), (2048u + 62 * 128 + 64) * 16);
   size_t seen = 0;
   set.ForEach([&seen](const StateSet::Key&) { ++seen; });
   EXPECT_EQ(seen, set.size());
@@ -495,7 +498,9 @@ TEST(StateSet, Hash64StoresEightBytesPerSlot) {
   EXPECT_TRUE(set.Insert({0, 0}));
   EXPECT_FALSE(set.Insert({1, 7}));  // 0 is stored as 1
   EXPECT_EQ(set.size(), 5001u);
-  EXPECT_EQ(set.bytes(), 16384u * 8);
+  // 8-byte slots: the fullest of the 64 segments holds 98 keys (256 slots),
+  // the others at most 96 (128 slots).
+  EXPECT_EQ(set.bytes(), (256u + 63 * 128) * 8);
   StateSet copy(StateStorage::kHash64);
   set.ForEach([&copy](const StateSet::Key& k) { copy.Insert(k); });
   EXPECT_EQ(copy.size(), set.size());
@@ -555,6 +560,7 @@ TEST(Explore, StateStorageModesAgreeWithoutCollisions) {
   }
   EXPECT_EQ(Explore(s, o).state_bytes, (size_t{1} << kDefaultBitstateLog2) / 8);
   o.state_storage = StateStorage::kHash64;
+  // The same slots as hash128's (the same first words), of 8 bytes.
   EXPECT_EQ(Explore(s, o).state_bytes * 2, base.state_bytes);
   o.state_storage = StateStorage::kBitstate;
   o.bitstate_log2 = 14;
