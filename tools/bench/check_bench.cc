@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "model/explorer.h"
+#include "sim/kernel/abi.h"
 #include "model/parallel.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
@@ -138,6 +139,14 @@ ExploreOptions Options(StrategyKind k, uint32_t max_events, uint64_t max_executi
   return o;
 }
 
+// 2015-RFC programs run under the rfc2015 kernel model, their only ABI (as in
+// strategy_table and `rseqmc check`'s per-ABI expectations); every other
+// scenario under the default model.
+ExploreOptions ForScenario(ExploreOptions o, const Scenario& s) {
+  if (FindRfc2015Use(s.program) != nullptr) o.run.kernel = {KernelModel::kRfc2015, "rfc2015"};
+  return o;
+}
+
 // Sampling strategies run this many executions per exploration.
 constexpr uint64_t kSampleExecutions = 20000;
 
@@ -157,7 +166,7 @@ void BM_Strategy(benchmark::State& st, const std::string& scenario, StrategyKind
                  double time_limit_s) {
   const Scenario s = LoadScenario(scenario);
   const bool sampling = k == StrategyKind::kRandom || k == StrategyKind::kPct;
-  ExploreOptions o = Options(k, max_events, sampling ? kSampleExecutions : 0);
+  ExploreOptions o = ForScenario(Options(k, max_events, sampling ? kSampleExecutions : 0), s);
   o.time_limit_s = time_limit_s;
   ExploreResult r;
   uint64_t total = 0;
@@ -456,7 +465,7 @@ int ExploreMain(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   const Scenario s = LoadScenario(scenario, defines);
   const bool sampling = *k == StrategyKind::kRandom || *k == StrategyKind::kPct;
-  const ExploreResult r = Explore(s, Options(*k, max_events, sampling ? kSampleExecutions : 0));
+  const ExploreResult r = Explore(s, ForScenario(Options(*k, max_events, sampling ? kSampleExecutions : 0), s));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const char* verdict = r.failure ? VerdictName(r.failure->verdict) : "pass";
   std::printf(
