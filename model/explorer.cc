@@ -245,6 +245,14 @@ bool EventsDeferrable(const Machine& m, int t) {
   return !InSectionAt(m, t, c.pc) && !InSectionAt(m, t, next[0]) && !InSectionAt(m, t, next[1]);
 }
 
+// Machine::StateHash is meaningful only when every thread is IR.
+bool AllThreadsIr(const Scenario& s) {
+  for (const ThreadSpec& t : s.threads) {
+    if (t.native) return false;
+  }
+  return true;
+}
+
 bool MmCidObservable(const Scenario& s) {
   for (const ThreadSpec& t : s.threads) {
     if (t.native) return true;
@@ -327,7 +335,8 @@ struct Node {
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
   bool events_left = false;    // DPOR: the bound allows another event from here (EventsLeft)
-  std::pair<uint64_t, uint64_t> state{};  // stateful search: Machine::StateHash here
+  bool full = true;            // every running thread's alternatives were offered here (not local_only)
+  std::pair<uint64_t, uint64_t> state{};  // stateful search (dfs: before a sched_yield): Machine::StateHash here
 
   // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
   void Resize(size_t nthreads) {
@@ -371,6 +380,7 @@ class DfsEngine : public Scheduler {
         stateful_(o.strategy == StrategyKind::kStateful),
         mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
         defer_events_(o.defer_events && FindRfc2015Use(s.program) == nullptr && FindPreemptLockUse(s.program) == nullptr),
+        prune_cycles_(o.prune_cycles && o.strategy == StrategyKind::kDfs && AllThreadsIr(s)),
         visited_(o.state_storage, o.bitstate_log2) {
     // The per-kind event counts matter to the future only for kinds with a
     // bound of their own (the total is always hashed).
@@ -401,6 +411,7 @@ class DfsEngine : public Scheduler {
     depth_ = 0;
     resumed_ = false;
     stopped_redundant_ = false;
+    pruned_cycle_ = false;
     deadlock_ = false;
     path_writes_ = 0;
     spins_.resize(s_.threads.size());
@@ -451,6 +462,16 @@ class DfsEngine : public Scheduler {
         }
         return Decision::Stop();
       }
+    } else if (prune_cycles_ && YieldAhead(m)) {
+      state = m.StateHash(mm_cid_observable_, bounded_kinds_);
+      if (FairCycle(m, state)) {
+        deadlock_ = true;
+        return Decision::Stop();
+      }
+      if (CycleProvisoHolds(state)) {
+        stopped_redundant_ = pruned_cycle_ = true;
+        return Decision::Stop();
+      }
     }
     if (top_ == stack_.size()) stack_.emplace_back().Resize(s_.threads.size());
     Node& n = stack_[top_++];
@@ -480,6 +501,7 @@ class DfsEngine : public Scheduler {
     // without trying other threads here (see StepIsLocal).
     const bool local_only = !dpor_ && default_thread >= 0 && !Spinning(m, default_thread) &&
                             StepIsLocal(m, default_thread);
+    n.full = !local_only;
     for (int c = 0; c < m.num_cpus(); ++c) {
       const int t = m.cpu(c).running;
       if (t < 0 || (local_only && t != default_thread)) continue;
@@ -579,6 +601,7 @@ class DfsEngine : public Scheduler {
         const SavedBoundary& b = saved_[num_saved_ - 1];
         depth_ = b.depth;
         stopped_redundant_ = false;
+        pruned_cycle_ = false;
         deadlock_ = false;
         path_writes_ = stack_[b.depth].writes_before;
         spins_ = b.spins;
@@ -612,6 +635,7 @@ class DfsEngine : public Scheduler {
       bool go;
       if (r.stopped) {
         ++res.redundant;
+        res.cycles_pruned += pruned_cycle_;
         go = after_check_();
       } else {
         go = after(r);
@@ -1106,8 +1130,7 @@ class DfsEngine : public Scheduler {
   // (nor is one that leaves a queued thread waiting: only the event bound
   // keeps the tick from preempting) and only pruned, as every revisit is.
   bool FairCycle(const Machine& m, const std::pair<uint64_t, uint64_t>& state) {
-    size_t i = 0;
-    while (i < depth_ && stack_[i].state != state) ++i;
+    const size_t i = CycleStart(state);
     if (i == depth_) return false;
     for (int u = 0; u < m.num_threads(); ++u) {
       if (m.thread(u).state != ThreadState::kRunnable) continue;
@@ -1122,6 +1145,37 @@ class DfsEngine : public Scheduler {
                       " boundaries later, every runnable thread having run in between: a fair cycle without " +
                       "progress (no exit, observation, event or memory change), repeated forever";
     return true;
+  }
+  // The first node of the current path whose state is `state` (depth_ if
+  // none). DFS records states only before a sched_yield (the others hold 0).
+  size_t CycleStart(const std::pair<uint64_t, uint64_t>& state) const {
+    size_t i = 0;
+    while (i < depth_ && stack_[i].state != state) ++i;
+    return i;
+  }
+  // DFS cycle pruning (ExploreOptions::prune_cycles): `state` repeats on the
+  // current path and some node of the cycle offered every running thread's
+  // alternatives, so no thread's moves are ignored all the way round (the
+  // cycle proviso of partial-order reduction): every continuation from here
+  // is explored from the first occurrence.
+  bool CycleProvisoHolds(const std::pair<uint64_t, uint64_t>& state) const {
+    for (size_t j = CycleStart(state); j < depth_; ++j) {
+      if (stack_[j].full) return true;
+    }
+    return false;
+  }
+  // A running thread is about to sched_yield: where DFS records the state
+  // (a cycle that goes through a yield passes such a boundary; a loop
+  // without one is the spin detector's).
+  static bool YieldAhead(const Machine& m) {
+    const std::vector<Instr>& code = m.scenario().program.code;
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      const int t = m.cpu(c).running;
+      if (t < 0) continue;
+      const uint32_t pc = m.thread(t).cur().pc;
+      if (pc < code.size() && code[pc].op == Op::kSchedYield) return true;
+    }
+    return false;
   }
   // The states a thread's history keeps since the last write. A loop that
   // passes through more distinct states than this without any write (a retry
@@ -1334,6 +1388,7 @@ class DfsEngine : public Scheduler {
   // Events are left out where they are equivalent to the same event one
   // boundary later (EventsDeferrable).
   bool defer_events_;
+  bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
   size_t top_ = 0;
@@ -1345,6 +1400,7 @@ class DfsEngine : public Scheduler {
   bool resumed_ = false;     // the current execution was resumed; no Choose yet
   size_t depth_ = 0;
   bool stopped_redundant_ = false;
+  bool pruned_cycle_ = false;  // stopped_redundant_ at an unfair cycle (prune_cycles_)
   bool deadlock_ = false;
   std::string livelock_cycle_;  // the livelock's message when deadlock_ (DescribeSpins, FairCycle)
   uint64_t path_writes_ = 0;  // transitions on the path that changed something (see NoteTransition)

@@ -129,6 +129,23 @@ struct ExploreOptions {
   // events at every boundary, the reference this reduction is tested against
   // (tests/explorer_test.cc).
   bool defer_events = true;
+  // DFS only: cycle pruning. At a boundary where a thread is about to
+  // sched_yield, the machine state (Machine::StateHash) is compared with the
+  // earlier such boundaries of the current path; if it repeats, the threads
+  // that ran in between only went round loops. A fair cycle (every runnable
+  // thread ran) is reported as a livelock; an unfair one (a runnable thread
+  // left out, e.g. a holder on another CPU) ends the branch as "pruned:
+  // cycle" (ExploreResult::cycles_pruned), since every continuation of the
+  // repeated state is one of the first occurrence's, which the search
+  // explores. Only if some boundary of the cycle offered every running
+  // thread's alternatives (the cycle proviso: no thread ignored around the
+  // cycle); only for scenarios whose threads are all IR. Not for DPOR: its
+  // backtrack points come from the races of whole executions, and a branch
+  // cut at a repeated state hides the races of its continuation (naive DPOR
+  // with state matching misses bugs: Yang, Chen, Gopalakrishnan, Kirby,
+  // SPIN 2008), and a sleep set at the revisit need not contain the first
+  // visit's. false: the reference without it (tests/blocking_test.cc).
+  bool prune_cycles = true;
   // Stateful search: what the visited set keeps of each state
   // (model/state_set.h). kHash128 (default) gives the golden counts; kHash64
   // (hash compaction) and kBitstate trade a small, reported chance of skipping
@@ -185,6 +202,7 @@ struct Failure {
 struct ExploreResult {
   uint64_t executions = 0;       // executions run (including pruned/redundant ones)
   uint64_t redundant = 0;        // executions abandoned by sleep sets / state hashing
+  uint64_t cycles_pruned = 0;    // dfs: of the redundant ones, those ended at an unfair cycle (prune_cycles)
   bool complete = false;         // the bounded space was exhausted
   std::string stop_reason;       // "exhausted", "failure", "max-executions", "time-limit", "memory-limit", "interrupted"
   std::optional<Failure> failure;

@@ -389,6 +389,7 @@ void Merge(const std::vector<std::unique_ptr<Worker>>& workers, ExploreResult& t
   for (const auto& w : workers) {
     total.executions += w->res.executions;
     total.redundant += w->res.redundant;
+    total.cycles_pruned += w->res.cycles_pruned;
     total.max_depth = std::max(total.max_depth, w->res.max_depth);
     total.peak_memory_bytes = std::max(total.peak_memory_bytes, w->res.peak_memory_bytes);
     total.outcomes.insert(w->res.outcomes.begin(), w->res.outcomes.end());

@@ -504,36 +504,47 @@ TEST(BlockingTest, UnfairWindowIsNoLivelock) {
 
 // The reproducer under every exhaustive strategy at 0 and 1 events. Its first
 // execution (the default continuation) used to be the false livelock. Stateful
-// search completes and passes; DFS and DPOR explore every position of the
-// holder's store among the waiters' loads, a space that grows with the
-// 1,000-step fair wait, so they are bounded here to their first 100
-// executions, which must all pass. The twin whose holder never releases is a
-// livelock under all three (stateful: a fair cycle of the two waiters), and
-// the counterexample's token replays to the same trace.
+// search completes and passes. DFS completes too with cycle pruning
+// (ExploreOptions::prune_cycles): a state before a waiter's sched_yield that
+// repeats on the path while the holder, runnable on CPU 1, did not run ends
+// the branch (an unfair cycle), where it used to try every position of the
+// holder's store among ~1,000 steps of the waiters' loads. DPOR has no cycle
+// pruning (its backtrack points come from whole executions), so it is bounded
+// here to its first 100 executions, which must all pass. The twin whose
+// holder never releases is a livelock under all three (stateful and DFS: a
+// fair cycle of the two waiters), and the counterexample's token replays to
+// the same trace.
 TEST(BlockingTest, YieldWaitForARemoteHolderIsNoLivelock) {
   struct Case {
     StrategyKind k;
     uint32_t events;
     uint64_t executions;  // of the passing scenario
+    uint64_t cycles_pruned;
+    uint64_t twin_executions;  // of the livelocking twin, to its failure
   };
-  for (const Case& c : {Case{StrategyKind::kDfs, 0, 100}, Case{StrategyKind::kDfs, 1, 100},
-                        Case{StrategyKind::kDpor, 0, 100}, Case{StrategyKind::kDpor, 1, 100},
-                        Case{StrategyKind::kStateful, 0, 44}, Case{StrategyKind::kStateful, 1, 840}}) {
+  for (const Case& c : {Case{StrategyKind::kDfs, 0, 487, 11, 2}, Case{StrategyKind::kDfs, 1, 82785, 429, 3},
+                        Case{StrategyKind::kDpor, 0, 100, 0, 1}, Case{StrategyKind::kDpor, 1, 100, 0, 1},
+                        Case{StrategyKind::kStateful, 0, 44, 0, 2}, Case{StrategyKind::kStateful, 1, 840, 0, 3}}) {
     SCOPED_TRACE(std::string(StrategyName(c.k)) + " K=" + std::to_string(c.events));
     ExploreOptions o;
     o.strategy = c.k;
     o.bounds.max_events = c.events;
     o.run.max_steps = 20000;
-    if (c.k != StrategyKind::kStateful) o.max_executions = 100;
+    if (c.k == StrategyKind::kDpor) o.max_executions = 100;
     const ExploreResult pass = Explore(YieldWait(1), o);
     EXPECT_FALSE(pass.failure.has_value()) << pass.failure->message;
     EXPECT_EQ(pass.executions, c.executions);
-    EXPECT_EQ(pass.complete, c.k == StrategyKind::kStateful);
+    EXPECT_EQ(pass.cycles_pruned, c.cycles_pruned);
+    EXPECT_EQ(pass.complete, c.k != StrategyKind::kDpor);
     const Scenario twin = YieldWait(0);
     o.max_executions = 0;
     const ExploreResult live = Explore(twin, o);
     ASSERT_TRUE(live.failure.has_value());
     EXPECT_EQ(live.failure->verdict, Verdict::kLivelock) << live.failure->message;
+    EXPECT_EQ(live.executions, c.twin_executions);
+    if (c.k == StrategyKind::kDfs) {
+      EXPECT_NE(live.failure->message.find("a fair cycle without progress"), std::string::npos) << live.failure->message;
+    }
     const Schedule decoded = DecodeSchedule(twin, EncodeSchedule(twin, live.failure->schedule));
     RunOptions ro;
     ro.max_steps = 20000;
@@ -543,6 +554,48 @@ TEST(BlockingTest, YieldWaitForARemoteHolderIsNoLivelock) {
     const ExecutionResult rb = sim.Run(b);
     EXPECT_EQ(ra.verdict, Verdict::kLivelock) << ra.message;
     EXPECT_EQ(ra.TraceHash(), rb.TraceHash());
+  }
+}
+
+// Cycle pruning loses nothing: with a fair wait short enough for DFS without
+// it to complete (kFairWaitSteps becomes max_steps / 4), DFS with and without
+// it reach the same outcomes, apart from the livelock and step-limit verdicts
+// of executions that only the short step budget ends: the waiters spin while
+// the holder, runnable on CPU 1, takes one of its 4 steps before the store
+// often enough that no window is unfair, and the last max_steps / 2 steps
+// change nothing. Pruning ends those branches at their first unfair cycle.
+TEST(BlockingTest, DfsCyclePruningKeepsEveryOutcome) {
+  struct Case {
+    uint32_t events;
+    uint64_t max_steps;
+    uint64_t pruned, whole;  // executions
+  };
+  for (const Case& c : {Case{0, 200, 487, 40906}, Case{1, 60, 82021, 584137}}) {
+    SCOPED_TRACE(c.events);
+    ExploreOptions o;
+    o.strategy = StrategyKind::kDfs;
+    o.bounds.max_events = c.events;
+    o.run.max_steps = c.max_steps;
+    o.stop_at_first_failure = false;
+    const ExploreResult pruned = Explore(YieldWait(1), o);
+    o.prune_cycles = false;
+    const ExploreResult whole = Explore(YieldWait(1), o);
+    EXPECT_TRUE(pruned.complete);
+    EXPECT_TRUE(whole.complete);
+    auto ended = [](const std::set<Outcome>& all) {
+      std::set<Outcome> out;
+      for (const Outcome& x : all) {
+        if (x.verdict != Verdict::kLivelock && x.verdict != Verdict::kStepLimit) out.insert(x);
+      }
+      return out;
+    };
+    EXPECT_EQ(ended(pruned.outcomes), ended(whole.outcomes));
+    EXPECT_EQ(ended(pruned.outcomes).size(), 1u);  // pass, done == 2
+    EXPECT_EQ(pruned.outcomes.size(), 1u);
+    EXPECT_EQ(pruned.executions, c.pruned);
+    EXPECT_EQ(whole.executions, c.whole);
+    EXPECT_GT(pruned.cycles_pruned, 0u);
+    EXPECT_EQ(whole.cycles_pruned, 0u);
   }
 }
 

@@ -152,6 +152,24 @@ TEST(CheckCliTest, ExitZeroWhenEveryVerdictIsAsExpected) {
   }
 }
 
+// Issue 18: a scenario with 32 KB of data whose only thread retries forever
+// is reported, livelock as it declares, by every exhaustive strategy in the
+// default execution (its state repeats every 13 steps). Peak RSS is printed
+// for the reader (issue 18's budget: 300 MB), never asserted.
+TEST(CheckCliTest, RetryForeverIsTheDeclaredLivelockUnderEveryExhaustiveStrategy) {
+  const std::string file = std::string(RSEQMC_SOURCE_DIR) + "/tools/bench/scenarios/retry_forever_32k.rsq";
+  for (const char* strategy : {"dfs", "dpor", "stateful"}) {
+    const std::vector<std::string> args = {"check", file, "--strategy", strategy};
+    const CliResult r = RunCli(args);
+    EXPECT_EQ(r.code, 0) << Describe(args, r);
+    EXPECT_NE(r.out.find("verdict:  fail livelock   expected: fail livelock   -> ok"), std::string::npos)
+        << Describe(args, r);
+    EXPECT_NE(r.out.find("explored: 1 execution (0 redundant)"), std::string::npos) << Describe(args, r);
+    std::printf("retry_forever_32k.rsq --strategy %s: livelock, peak RSS %.1f MB\n", strategy,
+                static_cast<double>(r.peak_rss_kib) / 1024.0);
+  }
+}
+
 TEST(CheckCliTest, ExitOneOnAMismatch) {
   struct Case {
     std::vector<std::string> args;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ struct CliResult {
   int code = -1;  // exit status, or 128 + signal if it died of a signal
   std::string out;
   std::string err;
+  long peak_rss_kib = 0;  // the child's peak resident set (wait4's ru_maxrss, KiB): for reports, never asserted
 };
 
 inline std::string Fixture(const std::string& name) {
@@ -135,8 +137,10 @@ inline CliResult RunCli(const std::vector<std::string>& args, Interrupt interrup
     while ((n = read(out_pipe[0], buf, sizeof buf)) > 0) res.out.append(buf, static_cast<size_t>(n));
     if (interrupter.joinable()) interrupter.join();
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    rusage ru{};
+    while (wait4(pid, &status, 0, &ru) < 0) {
     }
+    res.peak_rss_kib = ru.ru_maxrss;
     res.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   close(out_pipe[0]);

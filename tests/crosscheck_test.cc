@@ -1495,6 +1495,62 @@ TEST(Crosscheck, AgreedFailuresAreCounted) {
   EXPECT_GT(r.failures_agreed, 0u);
   EXPECT_LT(r.failures_agreed, r.agreements);  // the default execution passes
   EXPECT_NE(FormatReportJson(r).find("\"failures_agreed\":" + std::to_string(r.failures_agreed)), std::string::npos);
+  // Every failing schedule of this scenario fails as declared (no livelock).
+  EXPECT_EQ(r.declared_failures_agreed, r.failures_agreed);
+  EXPECT_NE(FormatReportJson(r).find("\"declared_failures_agreed\":" + std::to_string(r.failures_agreed)),
+            std::string::npos);
+}
+
+// The QEMU guest's sample of buggy/rfc2015_cpu_read_outside (kernel/qemu/run:
+// --max-single-events 150, seed 1, --kernel rfc2015), computed on the host
+// with the simulator: the schedules the guest forces and the verdicts its
+// kernel runs are compared with. None fails. The planted bug needs w0
+// migrated after it read CPU 0 and then w1 run into the region on CPU 0
+// before w0 stores (1 event, 2 CPU switches); the default continuation
+// switches CPU only after kFairWaitSteps of starvation, so no single event
+// reaches it. The 9 of these 150 that "failed" before the fair default
+// continuation (aa46e31) were livelocks: migrate w0 from CPU 0 to idle CPU 1
+// at boundaries 16, 18-25 (w0 holds lock[0]) and w1 spins in sched_yield on
+// CPU 0, which the old default never left. With the fair continuation CPU 1
+// runs after 1,000 steps and w0 releases the lock: those pass in 1,055 steps.
+// (The guest counted them as the planted bug found through failures_agreed;
+// it now needs declared_failures_agreed.)
+TEST(Crosscheck, RfcCpuReadOutsideSingleEventSampleHasNoFailure) {
+  const Scenario s = Builtin("buggy/rfc2015_cpu_read_outside");
+  CrosscheckOptions o;
+  o.kernel = {KernelModel::kRfc2015, "rfc2015"};
+  o.max_single_events = 150;
+  const SingleEventSample sample = SampleSingleEvents(s, o);
+  EXPECT_EQ(sample.total, 177u);
+  ASSERT_EQ(sample.picked.size(), 150u);
+  RunOptions ro;
+  ro.kernel = o.kernel;
+  Simulator sim(s, ro);
+  std::map<std::string, int> verdicts;
+  std::vector<uint64_t> slow;  // boundaries of the schedules the fair rotation rescues
+  for (const SingleEvent& e : sample.picked) {
+    const ExecutionResult r = sim.Run(*SingleEventScheduler(e));
+    ++verdicts[VerdictName(r.verdict)];
+    if (r.steps > 1000) {
+      EXPECT_EQ(e.event, Decision::Migrate(0, 1));
+      EXPECT_EQ(r.steps, 1055u);
+      slow.push_back(e.boundary);
+    }
+  }
+  EXPECT_EQ(verdicts, (std::map<std::string, int>{{"pass", 150}}));
+  EXPECT_EQ(slow, (std::vector<uint64_t>{16, 18, 19, 20, 21, 22, 23, 24, 25}));
+  // The whole enumeration (the guest's --max-single-events 0): still none.
+  o.max_single_events = 0;
+  uint64_t failing = 0;
+  for (const SingleEvent& e : SampleSingleEvents(s, o).picked) {
+    failing += sim.Run(*SingleEventScheduler(e)).verdict != Verdict::kPass;
+  }
+  EXPECT_EQ(failing, 0u);
+  // The counterexample the guest forces instead fails as declared.
+  const Schedule cx = DecodeSchedule(s, "rsq1.pOCeVwQDD4ABAhEBAA4AAA");
+  ReplayScheduler replay(cx);
+  EXPECT_EQ(sim.Run(replay).verdict, s.ExpectedOn(KernelModel::kRfc2015));
+  EXPECT_EQ(s.ExpectedOn(KernelModel::kRfc2015), Verdict::kPropertyFailed);
 }
 
 // An injected IPI is no event for a 2015-RFC program (the RFC has no

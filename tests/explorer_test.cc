@@ -1122,6 +1122,7 @@ property x == 4
 TEST(ExploreCost, ARetryLoopWithoutEffectIsALivelockWithItsCycle) {
   const Scenario s =
       ParseScenarioFile(std::string(RSEQMC_SOURCE_DIR) + "/tools/bench/scenarios/retry_forever_32k.rsq");
+  EXPECT_EQ(s.expected, Verdict::kLivelock);  // stateful too: tests/check_cli_test.cc
   for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kDpor}) {
     ExploreOptions o;
     o.strategy = k;

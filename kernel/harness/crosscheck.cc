@@ -369,6 +369,7 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     if (diff.empty()) {
       ++rep.agreements;
       if (r.verdict != Verdict::kPass) ++rep.failures_agreed;
+      if (r.verdict != Verdict::kPass && r.verdict == s.ExpectedOn(o.kernel.model)) ++rep.declared_failures_agreed;
       return;
     }
     // Re-run (up to kConfirmRuns times): a preemption by another process is
@@ -415,25 +416,12 @@ void RunDeterministic(const Scenario& s, const CrosscheckOptions& o, const std::
     compare_one(base);
   }
   if (o.single_events && !Halted(stop, rep)) {
-    ProbeScheduler probe(s);
-    ExecutionResult tmp;
-    sim.RunInto(probe, tmp);
-    rep.single_events_total = probe.candidates.size();
-    // Long executions (loops, spinning) have too many boundaries to force
-    // them all: a seeded sample, said in the report.
-    std::vector<size_t> pick(probe.candidates.size());
-    for (size_t i = 0; i < pick.size(); ++i) pick[i] = i;
-    if (o.max_single_events > 0 && pick.size() > o.max_single_events) {
-      std::mt19937_64 rng(o.seed);
-      std::shuffle(pick.begin(), pick.end(), rng);
-      pick.resize(o.max_single_events);
-      std::sort(pick.begin(), pick.end());
-    }
-    rep.single_events_run = pick.size();
-    for (size_t i : pick) {
+    const SingleEventSample sample = SampleSingleEvents(s, o);
+    rep.single_events_total = sample.total;
+    rep.single_events_run = sample.picked.size();
+    for (const SingleEvent& e : sample.picked) {
       if (Halted(stop, rep)) break;
-      const auto& [b, d] = probe.candidates[i];
-      InjectAtScheduler inj(b, d);
+      InjectAtScheduler inj(e.boundary, e.event);
       compare_one(inj);
     }
   }
@@ -851,7 +839,9 @@ std::string FormatReportLine(const CrosscheckReport& r) {
     return o.str();
   }
   o << " compared " << r.compared << ", agree " << r.agreements;
-  if (r.failures_agreed) o << " (" << r.failures_agreed << " failing on both)";
+  if (r.failures_agreed) {
+    o << " (" << r.failures_agreed << " failing on both, " << r.declared_failures_agreed << " with the declared verdict)";
+  }
   o << ", disagree " << r.disagreements;
   if (r.flaky) o << ", flaky " << r.flaky << " (differed once, agreed on re-run)";
   if (r.harness_errors) o << ", harness errors " << r.harness_errors << " (runs not completed, not compared)";
@@ -878,7 +868,7 @@ std::string FormatReportJson(const CrosscheckReport& r) {
   o << "{\"scenario\":" << JsonQuote(r.scenario) << ",\"mode\":" << JsonQuote(r.mode)
     << ",\"kernel_release\":" << JsonQuote(r.kernel_release) << ",\"kernel_model\":" << JsonQuote(r.kernel_model)
     << ",\"rseq_size\":" << r.rseq_size << ",\"rseq_registration\":" << JsonQuote(r.rseq_registration) << ",\"compared\":" << r.compared << ",\"agreements\":" << r.agreements
-    << ",\"failures_agreed\":" << r.failures_agreed
+    << ",\"failures_agreed\":" << r.failures_agreed << ",\"declared_failures_agreed\":" << r.declared_failures_agreed
     << ",\"disagreements\":" << r.disagreements << ",\"flaky\":" << r.flaky
     << ",\"harness_errors\":" << r.harness_errors
     << ",\"nothing_compared\":" << (ComparedNothing(r) ? "true" : "false")
@@ -915,6 +905,34 @@ std::string FormatReportJson(const CrosscheckReport& r) {
   list("harness_error_details", r.harness_error_details);
   o << "}";
   return o.str();
+}
+
+SingleEventSample SampleSingleEvents(const Scenario& s, const CrosscheckOptions& o) {
+  RunOptions ro;
+  ro.kernel = o.kernel;
+  ro.fault = o.fault;
+  Simulator sim(s, ro);
+  ProbeScheduler probe(s);
+  ExecutionResult tmp;
+  sim.RunInto(probe, tmp);
+  // Long executions (loops, spinning) have too many boundaries to force
+  // them all: a seeded sample, said in the report.
+  std::vector<size_t> pick(probe.candidates.size());
+  for (size_t i = 0; i < pick.size(); ++i) pick[i] = i;
+  if (o.max_single_events > 0 && pick.size() > o.max_single_events) {
+    std::mt19937_64 rng(o.seed);
+    std::shuffle(pick.begin(), pick.end(), rng);
+    pick.resize(o.max_single_events);
+    std::sort(pick.begin(), pick.end());
+  }
+  SingleEventSample out;
+  out.total = probe.candidates.size();
+  for (size_t i : pick) out.picked.push_back({probe.candidates[i].first, probe.candidates[i].second});
+  return out;
+}
+
+std::unique_ptr<Scheduler> SingleEventScheduler(const SingleEvent& e) {
+  return std::make_unique<InjectAtScheduler>(e.boundary, e.event);
 }
 
 }  // namespace rseqmc::harness

@@ -33,6 +33,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,12 @@ struct CrosscheckReport {
   uint64_t compared = 0;        // schedules (or runs) compared
   uint64_t agreements = 0;
   uint64_t failures_agreed = 0;  // agreements whose verdict is a failure (assert, property, kill...): reproduced on the kernel
+  // Of failures_agreed, those whose verdict is the one the scenario declares
+  // for this kernel (`expect fail property`, Scenario::ExpectedOn): a planted
+  // bug reproduced as planted. A livelock the default continuation runs into
+  // on the way is a failure agreed, not the planted bug (the QEMU guest counts
+  // a planted bug found on this figure; kernel/qemu/guest/init.c).
+  uint64_t declared_failures_agreed = 0;
   uint64_t disagreements = 0;
   uint64_t flaky = 0;           // differed once, agreed when re-run (not counted as agreements)
   uint64_t harness_errors = 0;  // kernel runs the harness could not complete (not compared)
@@ -130,6 +137,30 @@ struct CrosscheckReport {
 // thread bodies; outside stress mode, a scenario that handles or sends SIGTRAP,
 // the signal of the tracer's own stops).
 CrosscheckReport Crosscheck(const Scenario& s, const CrosscheckOptions& o, const std::atomic<bool>* stop = nullptr);
+
+// One single-event schedule of the deterministic mode: the default execution
+// with `event` injected at instruction boundary `boundary` (Machine::boundary)
+// and the default continuation (ChoiceView::DefaultCpu, the fair rotation of
+// sim/blocking.cc) at every other decision.
+struct SingleEvent {
+  uint64_t boundary = 0;
+  Decision event;
+};
+struct SingleEventSample {
+  uint64_t total = 0;               // single-event schedules of the default execution
+  std::vector<SingleEvent> picked;  // all of them, or the seeded sample past o.max_single_events (boundary order)
+};
+// The single-event schedules the deterministic mode forces for `s` under
+// o.kernel, o.fault, o.seed and o.max_single_events: every event kind (preempt,
+// migrate to each other CPU, each declared signal, IPI) on every CPU with a
+// thread at every boundary of the default execution where it is valid. Runs
+// only the simulator (no ptrace, no kernel): a host can see which schedules a
+// QEMU guest's run draws and what the model predicts for each. Throws
+// InputError like Simulator.
+SingleEventSample SampleSingleEvents(const Scenario& s, const CrosscheckOptions& o);
+// A scheduler that forces `e` (an event no longer valid at its boundary is
+// skipped: the default continues).
+std::unique_ptr<Scheduler> SingleEventScheduler(const SingleEvent& e);
 
 // The comparison of one forced schedule: "" when the simulator and the kernel
 // agree, else the first difference.

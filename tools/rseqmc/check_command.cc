@@ -610,7 +610,9 @@ class Checker {
     if (a_.strategy == StrategyKind::kPct) out << ", depth " << a_.pct_depth;
     out << "\n";
     if (t.strategy_auto) out << "strategy: " << StrategyName(t.strategy.kind) << " (" << t.strategy.reason << ")\n";
-    out << "explored: " << Plural(c.res.executions, "execution") << " (" << c.res.redundant << " redundant), "
+    out << "explored: " << Plural(c.res.executions, "execution") << " (" << c.res.redundant << " redundant";
+    if (c.res.cycles_pruned > 0) out << ", " << c.res.cycles_pruned << " pruned: cycle";
+    out << "), "
         << Plural(c.res.distinct_outcomes, "distinct outcome") << ", depth " << c.res.max_depth;
     if (const uint64_t n = PlacementSpace(s).size(); n > 1) out << ", " << n << " initial placements";
     if (t.strategy.kind == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state") << StorageText(c.res);
@@ -739,7 +741,7 @@ class Checker {
       << ",\"verdict\":" << JsonQuote(VerdictName(c.found)) << ",\"expected\":"
       << JsonQuote(VerdictName(t.expected())) << ",\"as_expected\":" << (c.as_expected ? "true" : "false")
       << ",\"result\":" << JsonQuote(ResultWord(c)) << ",\"executions\":" << r.executions
-      << ",\"redundant\":" << r.redundant << ",\"distinct_outcomes\":" << r.distinct_outcomes
+      << ",\"redundant\":" << r.redundant << ",\"cycles_pruned\":" << r.cycles_pruned << ",\"distinct_outcomes\":" << r.distinct_outcomes
       << ",\"max_depth\":" << r.max_depth << ",\"placements\":" << PlacementSpace(t.scenario).size()
       << ",\"states\":" << r.states << ",\"bound_level\":" << r.bound_level
       << ",\"complete\":" << (r.complete ? "true" : "false") << ",\"stop_reason\":" << JsonQuote(r.stop_reason)

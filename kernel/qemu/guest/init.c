@@ -66,8 +66,9 @@ struct abi_result {
 	const char *abi;
 	long scenarios, schedules, disagreements, harness_errors;
 	/* buggy/ scenarios compared (each counted once, however many runs
-	 * name it), and of them those with a failing schedule on which the
-	 * kernel agreed in some run (the planted bug found). */
+	 * name it), and of them those with a schedule on which the kernel
+	 * agreed with the model on the scenario's declared failing verdict in
+	 * some run (the planted bug found; a livelock on the way is not it). */
 	long planted, planted_found;
 	char planted_name[16][64];
 	int planted_hit[16];
@@ -120,7 +121,8 @@ static double json_num(const char *line, const char *key)
 }
 
 /* Counts the planted bug @name (up to its closing quote) once; found when
- * any run of it had a failing schedule the kernel agreed on. */
+ * any run of it had a schedule failing with the declared verdict that the
+ * kernel agreed on. */
 static void add_planted(struct abi_result *r, const char *name, int found)
 {
 	int len = (int)strcspn(name, "\""), i;
@@ -154,11 +156,13 @@ static void add_crosscheck(struct abi_result *r, const char *line)
 	r->disagreements += json_num(line, "disagreements");
 	r->harness_errors += json_num(line, "harness_errors");
 	if (!strncmp(name, "buggy/", 6) && compared)
-		add_planted(r, name, json_num(line, "failures_agreed") > 0);
+		add_planted(r, name,
+			    json_num(line, "declared_failures_agreed") > 0);
 	model = model ? model + strlen("\"kernel_model\":\"") : "?\"";
-	printf("  crosscheck %.*s: model %.*s, compared %ld (failing on both %ld; single events %ld of %ld), disagreements %ld, flaky %ld, harness errors %ld, nothing compared %s, %.1f s\n",
+	printf("  crosscheck %.*s: model %.*s, compared %ld (failing on both %ld, %ld with the declared verdict; single events %ld of %ld), disagreements %ld, flaky %ld, harness errors %ld, nothing compared %s, %.1f s\n",
 	       (int)strcspn(name, "\""), name, (int)strcspn(model, "\""), model,
 	       compared, (long)json_num(line, "failures_agreed"),
+	       (long)json_num(line, "declared_failures_agreed"),
 	       (long)json_num(line, "single_events"),
 	       (long)json_num(line, "single_events_total"),
 	       (long)json_num(line, "disagreements"),
@@ -494,12 +498,15 @@ static int rfc2015_crosscheck(struct abi_result *r)
 	/*
 	 * The CPU read outside the region fails with one migration and two
 	 * CPU switches (`rseqmc check --kernel rfc2015`'s minimal
-	 * counterexample). Single-event schedules with the default
-	 * continuation found it 9 times in 150 before the merges of
-	 * 2026-12-02 evening (fair default continuation, initial placements),
-	 * 0 since (cause not yet traced): force the counterexample too; the
-	 * sampled run above still compares its 171 schedules for
-	 * disagreements.
+	 * counterexample), which no single-event schedule with the default
+	 * continuation makes: force the counterexample. The "9 of 150"
+	 * single-event schedules that failed before the fair default
+	 * continuation (aa46e31) were livelocks, not the planted bug: w0
+	 * migrated to idle CPU 1 holding lock[0] while w1 spun in
+	 * sched_yield on CPU 0, which the old default never left; they now
+	 * pass (tests/crosscheck_test.cc
+	 * RfcCpuReadOutsideSingleEventSampleHasNoFailure). The sampled run
+	 * above still compares its 171 schedules for disagreements.
 	 */
 	char *outside[] = { "/bin/rseqmc", "crosscheck", "--json", "--kernel",
 			    "rfc2015", "buggy/rfc2015_cpu_read_outside",
