@@ -568,7 +568,7 @@ class Checker {
     if (c.res.cycles_pruned > 0) out << ", " << c.res.cycles_pruned << " pruned: cycle";
     out << "), "
         << Plural(c.res.distinct_outcomes, "distinct outcome") << ", depth " << c.res.max_depth;
-    if (const uint64_t n = PlacementSpace(s).size(); n > 1) out << ", " << n << " initial placements";
+    if (const uint64_t n = PlacementSpace(s, kMaxSampledPlacements).size(); n > 1) out << ", " << n << " initial placements";
     if (t.strategy.kind == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state") << StorageText(c.res);
     out << ", " << Seconds(c.res.elapsed_s);
     if (c.res.resumed_executions != 0) out << ", resumed after " << c.res.resumed_executions;
@@ -696,7 +696,7 @@ class Checker {
       << JsonQuote(VerdictName(t.expected())) << ",\"as_expected\":" << (c.as_expected ? "true" : "false")
       << ",\"result\":" << JsonQuote(ResultWord(c)) << ",\"executions\":" << r.executions
       << ",\"redundant\":" << r.redundant << ",\"cycles_pruned\":" << r.cycles_pruned << ",\"distinct_outcomes\":" << r.distinct_outcomes
-      << ",\"max_depth\":" << r.max_depth << ",\"placements\":" << PlacementSpace(t.scenario).size()
+      << ",\"max_depth\":" << r.max_depth << ",\"placements\":" << PlacementSpace(t.scenario, kMaxSampledPlacements).size()
       << ",\"states\":" << r.states << ",\"bound_level\":" << r.bound_level
       << ",\"complete\":" << (r.complete ? "true" : "false") << ",\"stop_reason\":" << JsonQuote(r.stop_reason)
       << ",\"interrupted\":" << (c.interrupted ? "true" : "false")
