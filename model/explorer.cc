@@ -1457,7 +1457,7 @@ constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v5";
 // ", 4 initial placements" when threads may start on any CPU (the
 // scenario's fingerprint leaves `cpu any` out).
 std::string Placements(const Scenario& s) {
-  const uint64_t n = PlacementSpace(s).size();
+  const uint64_t n = PlacementSpace(s, kMaxSampledPlacements).size();
   return n == 1 ? "" : ", " + std::to_string(n) + " initial placements";
 }
 
@@ -1566,7 +1566,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
   // Exhaustive search explores every initial placement (sim/placement.h) in
   // turn at the root, one engine per events level: its visited set is shared
   // between them.
-  const PlacementSpace placements(s);
+  const PlacementSpace placements(s, sampling ? kMaxSampledPlacements : kMaxPlacements);
   uint64_t resume_placement = 0;
   if (o.resume_from != nullptr) {
     resume.emplace(*o.resume_from, "<checkpoint>");

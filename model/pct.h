@@ -31,7 +31,7 @@ namespace rseqmc {
 // nothing (the scenario's own) when the scenario allows one placement.
 class PlacementSampler {
  public:
-  PlacementSampler(const Scenario& s, uint64_t seed) : space_(s), state_(seed ^ 0x51ace5eedull) {}
+  PlacementSampler(const Scenario& s, uint64_t seed) : space_(s, kMaxSampledPlacements), state_(seed ^ 0x51ace5eedull) {}
   // Draws the next execution's placement.
   void Draw();
   const Placement* current() const { return space_.size() > 1 ? &current_ : nullptr; }

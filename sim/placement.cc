@@ -4,7 +4,7 @@
 
 namespace rseqmc {
 
-PlacementSpace::PlacementSpace(const Scenario& s) {
+PlacementSpace::PlacementSpace(const Scenario& s, uint64_t max) {
   const uint64_t cpu_mask = s.num_cpus >= 64 ? ~0ull : (uint64_t{1} << s.num_cpus) - 1;
   choices_.resize(s.threads.size());
   for (size_t t = 0; t < s.threads.size(); ++t) {
@@ -17,13 +17,13 @@ PlacementSpace::PlacementSpace(const Scenario& s) {
       const uint32_t cpu = (ts.cpu + k) % s.num_cpus;
       if ((allowed >> cpu) & 1) c.push_back(static_cast<uint8_t>(cpu));
     }
-    size_ *= c.size();
-    if (size_ > kMaxPlacements) {
+    if (size_ > max / c.size()) {
       throw InputError(s.file, ts.loc,
                        "too many initial placements: `cpu any` threads up to '" + ts.name + "' already allow more than " +
-                           std::to_string(kMaxPlacements),
+                           std::to_string(max) + (max == kMaxPlacements ? " (the sampling strategies random and pct allow more)" : ""),
                        "", "give some threads a fixed `cpu` (or a narrower affinity)");
     }
+    size_ *= c.size();
   }
 }
 

@@ -35,6 +35,10 @@ namespace rseqmc {
 // At most this many placements per scenario (2^20: e.g. 20 threads on 2 CPUs);
 // more is an InputError.
 inline constexpr uint64_t kMaxPlacements = uint64_t{1} << 20;
+// The limit for the sampling strategies (random, PCT), which draw one
+// placement per execution and never enumerate them: 2^62 (the count must fit
+// the 64-bit mixed-radix index).
+inline constexpr uint64_t kMaxSampledPlacements = uint64_t{1} << 62;
 
 // The placements a scenario allows, in a fixed order: placement 0 is the
 // default (each thread's ThreadSpec::cpu); then a mixed-radix count where
@@ -42,8 +46,9 @@ inline constexpr uint64_t kMaxPlacements = uint64_t{1} << 20;
 // count), starting from its `cpu`. A thread without any_cpu has one choice.
 class PlacementSpace {
  public:
-  // Throws InputError (at the first `cpu any` thread) past kMaxPlacements.
-  explicit PlacementSpace(const Scenario& s);
+  // Throws InputError (at the first `cpu any` thread) past `max`
+  // (kMaxPlacements for enumeration, kMaxSampledPlacements for sampling).
+  explicit PlacementSpace(const Scenario& s, uint64_t max = kMaxPlacements);
   // Number of placements (>= 1).
   uint64_t size() const { return size_; }
   // Writes placement `index` (< size()) into `out` (one CPU per thread).

@@ -271,6 +271,31 @@ TEST(CheckCliTest, SigintStopsCleanlyWithAPartialReportAndExitThree) {
   EXPECT_NE(a.out.find("INTERRUPTED"), std::string::npos) << Describe(all, a);
 }
 
+// 21 `cpu any` threads on 2 CPUs: 2^21 initial placements. random and pct
+// draw one per execution and run exactly --max-executions; the exhaustive
+// strategies, which enumerate them, keep the 2^20 limit: exit 2 at the
+// thread that passes it, naming the sampling strategies.
+TEST(CheckCliTest, SamplingStrategiesTakeMoreThanTwoToTheTwentyPlacements) {
+  const std::string file = std::string(RSEQMC_SOURCE_DIR) + "/tests/data/placement_many.rsq";
+  for (const char* strategy : {"random", "pct"}) {
+    const std::vector<std::string> args = {"check", file, "--strategy", strategy, "--max-executions", "37"};
+    const CliResult r = RunCli(args);
+    EXPECT_EQ(r.code, 0) << Describe(args, r);
+    EXPECT_NE(r.out.find("explored: 37 executions (0 redundant), 1 distinct outcome, depth 84, 2097152 initial "
+                         "placements, "),
+              std::string::npos)
+        << Describe(args, r);
+  }
+  const std::vector<std::string> dfs = {"check", file, "--strategy", "dfs"};
+  const CliResult r = RunCli(dfs);
+  EXPECT_EQ(r.code, 2) << Describe(dfs, r);
+  EXPECT_NE(r.err.find("placement_many.rsq:34:8: error: too many initial placements: `cpu any` threads up to 'w20' "
+                       "already allow more than 1048576 (the sampling strategies random and pct allow more)"),
+            std::string::npos)
+      << Describe(dfs, r);
+  EXPECT_EQ(r.out, "") << Describe(dfs, r);
+}
+
 // --jobs: the same minimised counterexample as one worker (dfs), the same
 // verdict (stateful), a note for dpor, and bad values or --checkpoint refused.
 TEST(CheckCliTest, JobsGiveTheCounterexampleOfOneWorker) {

@@ -1428,6 +1428,35 @@ TEST(CrosscheckCli, FlagsOfAnotherModeWarn) {
   EXPECT_NE(res.err.find("warning: --storm-interval only applies"), std::string::npos) << res.err;
 }
 
+// Outcomes mode with the reachable set's exploration stopped after one
+// execution (percpu_counter without events: one outcome, the kernel's every
+// run reaches it): the coverage line says the set is INCOMPLETE and why.
+// Without the limit the same run reports a complete set.
+TEST(CrosscheckCli, OutcomesCoverageSaysWhenTheReachableSetIsIncomplete) {
+  Scenario s = Builtin("percpu_counter");
+  SKIP_IF_NO_HARNESS(s);
+  const std::vector<std::string> args = {"crosscheck", "percpu_counter", "--mode", "outcomes", "--max-events", "0",
+                                         "--samples", "5", "--max-executions", "1"};
+  testing::CliResult res = testing::RunCli(args);
+  EXPECT_EQ(res.code, 0) << testing::Describe(args, res);
+  EXPECT_EQ(res.out.rfind("percpu_counter               outcomes      compared 5, agree 5, disagree 0, coverage 1/1 = "
+                          "100.0% of an INCOMPLETE reachable set (max-executions after 1 executions; 0 kernel "
+                          "outcomes outside it, not disagreements: they may only be unexplored), ",
+                          0),
+            0u)
+      << res.out;
+  std::vector<std::string> full = args;
+  full.resize(full.size() - 2);
+  testing::CliResult all = testing::RunCli(full);
+  EXPECT_EQ(all.code, 0) << testing::Describe(full, all);
+  EXPECT_EQ(all.out.rfind("percpu_counter               outcomes      compared 5, agree 5, disagree 0, coverage 1/1 = "
+                          "100.0%, ",
+                          0),
+            0u)
+      << all.out;
+  EXPECT_EQ(all.out.find("INCOMPLETE"), std::string::npos) << all.out;
+}
+
 // The names on the report lines are the built-in names, which the CLI takes
 // back as FILE ("buggy/store_before_commit", not "store_before_commit").
 TEST(CrosscheckCli, PrintedNamesAreBuiltinNames) {

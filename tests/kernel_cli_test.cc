@@ -110,6 +110,85 @@ TEST(KernelCliTest, DiffKernelsPrintsEachDifferenceWithAReplayThatReproducesIt) 
   EXPECT_EQ(RunCli({"diff-kernels", "6.0", "9.9", "percpu_counter"}).code, 2);
 }
 
+// A finished comparison says each ABI's exploration is complete, with the
+// golden execution counts (148 under 6.0, 186 under 6.19, as in the test
+// above).
+TEST(KernelCliTest, DiffKernelsSaysEachExplorationIsComplete) {
+  const auto r = RunCli({"diff-kernels", "6.0", "6.19", "tcmalloc_cached_slabs", "--max-events", "0"});
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("\n  under 6.0: complete (148 executions, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  under 6.19: complete (186 executions, "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("so far"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "") << r.err;
+}
+
+// --max-executions: an outcome missing under an ABI whose exploration is
+// incomplete is only "not reached so far"; one missing under a complete
+// exploration stays a proven difference (exit 1), and with none proven the
+// partial report exits 3.
+TEST(KernelCliTest, DiffKernelsLabelsDifferencesFromAnIncompleteExploration) {
+  const std::vector<std::string> base = {"diff-kernels", "6.0", "6.19", "tcmalloc_cached_slabs", "--max-events", "0",
+                                         "--max-executions"};
+  auto with = [&](const char* n) {
+    std::vector<std::string> a = base;
+    a.push_back(n);
+    return RunCli(a);
+  };
+  const auto both = with("100");
+  ASSERT_EQ(both.code, 3) << both.out << both.err;
+  EXPECT_NE(both.out.find("\n  under 6.0: INCOMPLETE: max-executions after 100 executions ("), std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("\n  under 6.19: INCOMPLETE: max-executions after 100 executions ("), std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("only under 6.19 (6.19 rework) so far: property; ret w=1 resize=0; gen=1"),
+            std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("0 outcomes of 2 under 6.0 not reached so far under 6.19 (its exploration is incomplete: "
+                          "they may only be unexplored there)"),
+            std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("1 outcome of 3 under 6.19 not reached so far under 6.0 (its exploration is incomplete: "
+                          "it may only be unexplored there)"),
+            std::string::npos)
+      << both.out;
+  EXPECT_EQ(both.err, "rseqmc diff-kernels: incomplete; the report above is partial: 0 proven differences, 1 unproven\n");
+  // 150: 6.0 completes (148 executions), 6.19 (186) does not.
+  const auto one = with("150");
+  ASSERT_EQ(one.code, 1) << one.out << one.err;
+  EXPECT_NE(one.out.find("\n  under 6.0: complete (148 executions, "), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("\n  under 6.19: INCOMPLETE: max-executions after 150 executions ("), std::string::npos)
+      << one.out;
+  EXPECT_NE(one.out.find("only under 6.19 (6.19 rework): property"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("1 outcome of 3 under 6.19 not reached under 6.0\n"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("0 outcomes of 2 under 6.0 not reached so far under 6.19"), std::string::npos) << one.out;
+  EXPECT_EQ(one.err, "rseqmc diff-kernels: incomplete; the report above is partial: 1 proven difference, 0 unproven\n");
+  EXPECT_EQ(with("0").code, 2);
+}
+
+// --time-limit bounds the whole command (each ABI gets its share), on a
+// scenario that explores for far longer (over 70,000 executions per half
+// second within 3 events, unfinished): both explorations are reported
+// incomplete and the exit status is 3. A real SIGINT stops it too.
+TEST(KernelCliTest, DiffKernelsTimeLimitAndCtrlCReportAnIncompleteExploration) {
+  const std::vector<std::string> args = {"diff-kernels", "6.0",  "6.19",         "tcmalloc_cached_slabs",
+                                         "--max-events", "3",    "--time-limit", "0.4"};
+  const auto r = RunCli(args);
+  ASSERT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("\n  under 6.0: INCOMPLETE: time-limit after "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  under 6.19: INCOMPLETE: time-limit after "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not reached so far under 6.0 (its exploration is incomplete"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("rseqmc diff-kernels: incomplete; the report above is partial: 0 proven differences"),
+            std::string::npos)
+      << r.err;
+  const std::vector<std::string> sig = {"diff-kernels", "6.0",  "6.19",         "tcmalloc_cached_slabs",
+                                        "--max-events", "3",    "--time-limit", "120"};
+  const auto i = RunCli(sig, testing::Interrupt{true, 0.5});
+  ASSERT_EQ(i.code, 3) << i.out << i.err;
+  EXPECT_NE(i.out.find("\n  under 6.0: INCOMPLETE: interrupted after "), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("\n  under 6.19: not explored (interrupted)\n"), std::string::npos) << i.out;
+  EXPECT_NE(i.err.find("rseqmc diff-kernels: interrupted; the report above is partial"), std::string::npos) << i.err;
+}
+
 // Two names of one model (6.5 and 6.18 are both the mm_cid ABI): nothing to
 // compare, said as a usage error (exit 2) naming the model, before any
 // exploration.

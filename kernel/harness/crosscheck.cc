@@ -448,6 +448,8 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
   }
   const ReachableOutcomes& er = *o.reachable;
   rep.reachable = er.outcomes.size();
+  rep.reachable_complete = er.complete;
+  rep.reachable_incomplete_reason = o.reachable_incomplete_reason;
   // Per-thread instruction counts of the default execution (where random
   // events may fall).
   std::vector<uint32_t> len(s.threads.size(), 1);
@@ -522,6 +524,10 @@ void RunOutcomes(const Scenario& s, const CrosscheckOptions& o, const std::atomi
     if (er.outcomes.count(out)) {
       ++rep.agreements;
       seen.insert(out);
+      continue;
+    }
+    if (!er.complete) {
+      ++rep.outside_incomplete;  // perhaps only unexplored: no disagreement
       continue;
     }
     ++rep.disagreements;
@@ -856,6 +862,11 @@ std::string FormatReportLine(const CrosscheckReport& r) {
     o << ", single events " << r.single_events_run << " of " << r.single_events_total << " (sampled)";
   }
   if (r.coverage >= 0) o << ", coverage " << r.seen << "/" << r.reachable << " = " << Num(100 * r.coverage, 1) << "%";
+  if (r.coverage >= 0 && !r.reachable_complete) {
+    o << " of an INCOMPLETE reachable set ("
+      << (r.reachable_incomplete_reason.empty() ? "exploration stopped" : r.reachable_incomplete_reason) << "; "
+      << r.outside_incomplete << " kernel outcomes outside it, not disagreements: they may only be unexplored)";
+  }
   o << ", " << Num(r.elapsed_s, 2) << " s (" << Num(r.runs_per_s, 0) << " kernel runs/s)";
   if (r.interrupted) o << " [interrupted]";
   if (ComparedNothing(r)) o << "\n  NOTHING COMPARED: no kernel run was checked against the simulator (not agreement)";
@@ -880,7 +891,8 @@ std::string FormatReportJson(const CrosscheckReport& r) {
   } else {
     o << "null";
   }
-  o << ",\"reachable\":" << r.reachable << ",\"seen\":" << r.seen << ",\"elapsed_s\":" << Num(r.elapsed_s, 3)
+  o << ",\"reachable\":" << r.reachable << ",\"reachable_complete\":" << (r.reachable_complete ? "true" : "false")
+    << ",\"outside_incomplete\":" << r.outside_incomplete << ",\"seen\":" << r.seen << ",\"elapsed_s\":" << Num(r.elapsed_s, 3)
     << ",\"runs_per_s\":" << Num(r.runs_per_s, 1) << ",\"interrupted\":" << (r.interrupted ? "true" : "false")
     << ",\"skipped\":" << (r.skipped.empty() ? "null" : JsonQuote(r.skipped))
     << ",\"note\":" << (r.note.empty() ? "null" : JsonQuote(r.note));

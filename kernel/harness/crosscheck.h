@@ -71,6 +71,9 @@ struct CrosscheckOptions {
   // set the scenario can reach with at most `max_events` events under
   // `kernel` (and `fault`), as the model checker computes it.
   std::optional<ReachableOutcomes> reachable;
+  // When `reachable` is incomplete: why its exploration stopped
+  // ("time-limit after 1200 executions"), for the report.
+  std::string reachable_incomplete_reason;
   // stress
   uint32_t stress_threads_per_cpu = 4;
   uint64_t stress_ops_per_thread = 250000;
@@ -120,6 +123,13 @@ struct CrosscheckReport {
   uint64_t reachable = 0;       // outcomes mode: size of the checker's outcome set
   uint64_t seen = 0;            // outcomes mode: distinct reachable outcomes the kernel produced
   double coverage = -1;         // seen / reachable (-1 = not applicable)
+  // Outcomes mode with an incomplete reachable set (its exploration was
+  // stopped: time or execution limit, Ctrl-C): coverage is of that partial
+  // set, and a kernel outcome outside it is counted here, not as a
+  // disagreement (it may only be unexplored).
+  bool reachable_complete = true;
+  std::string reachable_incomplete_reason;
+  uint64_t outside_incomplete = 0;
   double elapsed_s = 0;
   double runs_per_s = 0;        // real runs per second
   StressReport stress;          // stress mode

@@ -44,6 +44,7 @@
 #include "sim/trace_html.h"
 #include "tools/rseqmc/checkpoint_file.h"
 #include "tools/rseqmc/cli_util.h"
+#include "tools/rseqmc/progress_line.h"
 #include "tools/rseqmc/commands.h"
 #include "tools/rseqmc/options.h"
 #include "model/counterexample.h"
@@ -55,35 +56,6 @@ namespace po = boost::program_options;
 
 constexpr uint32_t kDefaultMaxEvents = 1;
 constexpr double kCheckpointIntervalS = 30;
-
-// Set by SIGINT; polled by the explorer between executions.
-std::atomic<bool> g_interrupted{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-extern "C" void OnSigint(int) { g_interrupted.store(true, std::memory_order_relaxed); }
-
-// Installs OnSigint for the lifetime of the object. SA_RESETHAND: a second
-// Ctrl-C kills the process the ordinary way.
-class SigintGuard {
- public:
-  SigintGuard() {
-    g_interrupted.store(false);
-    struct sigaction sa = {};
-    sa.sa_handler = OnSigint;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    installed_ = sigaction(SIGINT, &sa, &old_) == 0;
-  }
-  ~SigintGuard() {
-    if (installed_) sigaction(SIGINT, &old_, nullptr);
-  }
-  SigintGuard(const SigintGuard&) = delete;
-  SigintGuard& operator=(const SigintGuard&) = delete;
-
- private:
-  struct sigaction old_ = {};
-  bool installed_ = false;
-};
 
 // The parsed command line of `check`.
 struct CheckArgs {
@@ -352,8 +324,7 @@ std::string RunIdentity(const CheckArgs& a, const RunOptions& run, const std::ve
 class Checker {
  public:
   Checker(const CheckArgs& a, const std::string& argv0, std::vector<Target> targets)
-      : a_(a), argv0_(argv0), targets_(std::move(targets)), summary_(a.files.empty()),
-        stderr_tty_(isatty(STDERR_FILENO) == 1) {
+      : a_(a), argv0_(argv0), targets_(std::move(targets)), summary_(a.files.empty()) {
     run_.kernel = ChosenKernel(a.kernel);
     if (a.max_steps) run_.max_steps = *a.max_steps;
   }
@@ -458,7 +429,7 @@ class Checker {
     o.iterative = a_.iterative;
     o.state_storage = a_.state_storage;
     o.bitstate_log2 = a_.bitstate_log2;
-    o.interrupt = &g_interrupted;
+    o.interrupt = &InterruptFlag();
     o.progress = [this, i](const ExploreProgress& p) { Progress(targets_[i].name, p); };
     // The allocator family's census (scenarios/alloc_common.rsqi).
     if (IsAllocatorScenario(targets_[i].scenario)) {
@@ -542,27 +513,10 @@ class Checker {
 
   // The progress line (stderr): overwritten in place on a terminal.
   void Progress(const std::string& name, const ExploreProgress& p) {
-    char line[320];
-    const double rate = p.elapsed_s > 0 ? static_cast<double>(p.executions) / p.elapsed_s : 0;
-    std::snprintf(line, sizeof line,
-                  "rseqmc check: %s: %llu executions (%.0f/s), %llu distinct outcomes, depth %llu, events bound %u%s",
-                  name.c_str(), static_cast<unsigned long long>(p.executions), rate,
-                  static_cast<unsigned long long>(p.distinct_outcomes), static_cast<unsigned long long>(p.max_depth),
-                  p.bound_level,
-                  p.states != 0 ? (", " + std::to_string(p.states) + " states").c_str() : "");
-    if (stderr_tty_) {
-      std::fprintf(stderr, "\r%s\033[K", line);
-      progress_shown_ = true;
-    } else {
-      std::fprintf(stderr, "%s\n", line);
-    }
-    std::fflush(stderr);
+    progress_.Show(ExploreProgressText("rseqmc check: " + name, p));
   }
 
-  void ClearProgress() {
-    if (progress_shown_) std::fprintf(stderr, "\r\033[K");
-    progress_shown_ = false;
-  }
+  void ClearProgress() { progress_.Clear(); }
 
   std::string StopText(const Checked& c) const {
     const ExploreResult& r = c.res;
@@ -614,7 +568,7 @@ class Checker {
     if (c.res.cycles_pruned > 0) out << ", " << c.res.cycles_pruned << " pruned: cycle";
     out << "), "
         << Plural(c.res.distinct_outcomes, "distinct outcome") << ", depth " << c.res.max_depth;
-    if (const uint64_t n = PlacementSpace(s).size(); n > 1) out << ", " << n << " initial placements";
+    if (const uint64_t n = PlacementSpace(s, kMaxSampledPlacements).size(); n > 1) out << ", " << n << " initial placements";
     if (t.strategy.kind == StrategyKind::kStateful) out << ", " << Plural(c.res.states, "state") << StorageText(c.res);
     out << ", " << Seconds(c.res.elapsed_s);
     if (c.res.resumed_executions != 0) out << ", resumed after " << c.res.resumed_executions;
@@ -640,7 +594,7 @@ class Checker {
           << " (" << Plural(cx.stats.search_executions, "execution") << ")\n";
       if (cx.stats.stopped) {
         out << "                minimisation INCOMPLETE: stopped by "
-            << (g_interrupted.load() ? "Ctrl-C" : "the time limit")
+            << (InterruptFlag().load() ? "Ctrl-C" : "the time limit")
             << "; this is the smallest failing schedule found so far\n";
       }
       out << FormatTimeline(s, cx.run) << "\n";
@@ -742,7 +696,7 @@ class Checker {
       << JsonQuote(VerdictName(t.expected())) << ",\"as_expected\":" << (c.as_expected ? "true" : "false")
       << ",\"result\":" << JsonQuote(ResultWord(c)) << ",\"executions\":" << r.executions
       << ",\"redundant\":" << r.redundant << ",\"cycles_pruned\":" << r.cycles_pruned << ",\"distinct_outcomes\":" << r.distinct_outcomes
-      << ",\"max_depth\":" << r.max_depth << ",\"placements\":" << PlacementSpace(t.scenario).size()
+      << ",\"max_depth\":" << r.max_depth << ",\"placements\":" << PlacementSpace(t.scenario, kMaxSampledPlacements).size()
       << ",\"states\":" << r.states << ",\"bound_level\":" << r.bound_level
       << ",\"complete\":" << (r.complete ? "true" : "false") << ",\"stop_reason\":" << JsonQuote(r.stop_reason)
       << ",\"interrupted\":" << (c.interrupted ? "true" : "false")
@@ -784,11 +738,10 @@ class Checker {
   std::string argv0_;
   std::vector<Target> targets_;
   bool summary_;
-  bool stderr_tty_;
   RunOptions run_;
   std::optional<CheckpointFile> ckpt_;
   bool checkpoint_ok_ = true;
-  bool progress_shown_ = false;
+  ProgressLine progress_;
   std::set<std::string> notes_;  // --jobs notes already printed
   std::map<StrategyKind, size_t> chosen_;  // scenarios reported, by the strategy that explored them
 };

@@ -20,7 +20,7 @@ inline constexpr int kExitPass = 0;         // the execution(s) passed / the com
 inline constexpr int kExitFail = 1;         // a property or assert failed, the process was killed, ...
 inline constexpr int kExitUsage = 2;        // bad command line or bad input (scenario, token, -D)
 inline constexpr int kExitInternal = 3;     // a bug in rseqmc (unexpected exception)
-inline constexpr int kExitInterrupted = 3;  // `check` stopped by Ctrl-C (SIGINT) with a partial report
+inline constexpr int kExitInterrupted = 3;  // stopped by Ctrl-C (SIGINT), or diff-kernels incomplete: a partial report
 
 // A command-line mistake (unknown flag, malformed value). The CLI prints
 // "rseqmc <command>: <what>" and a pointer to the command's help, then exits 2.

@@ -29,6 +29,7 @@
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
 #include "tools/rseqmc/options.h"
+#include "tools/rseqmc/progress_line.h"
 
 namespace rseqmc::cli {
 namespace {
@@ -88,6 +89,11 @@ po::options_description Options() {
       ("storm-interval", po::value<std::string>()->value_name("MICROSECONDS"),
        "stress: pause between two actions of each storm thread, 0..1000000 (default 100; 0 = no pause).")
       ("timeout", po::value<std::string>()->value_name("SECONDS"), "limit of one kernel run (default 10; stress 120).")
+      ("time-limit", po::value<std::string>()->value_name("SECONDS"),
+       "outcomes: limit of the checker's exploration of each scenario's reachable set (default none); past it "
+       "the set is incomplete and the coverage line says so.")
+      ("max-executions", po::value<std::string>()->value_name("N"),
+       "outcomes: stop the exploration of the reachable set after N executions (default none).")
       ("kernel", po::value<std::string>()->value_name("VERSION"),
        "kernel model compared (default: the running kernel's version, if modelled).")
       ("define,D", po::value<std::vector<std::string>>()->value_name("NAME=VALUE"), "override a scenario constant.")
@@ -109,6 +115,11 @@ std::string CrosscheckHelp() {
        "Runs scenarios on this machine's kernel (x86-64 JIT of the IR, ptrace injection) and compares\n"
        "what the kernel did with what the simulator predicts. Without FILE, every built-in scenario.\n"
        "One line per scenario: schedules compared, agreements, disagreements, coverage, time.\n"
+       "Outcomes mode first explores each scenario's reachable set with the checker (DPOR), with a\n"
+       "progress line on stderr; --time-limit / --max-executions bound that exploration, Ctrl-C stops it.\n"
+       "A stopped exploration gives an INCOMPLETE reachable set: the coverage line says so, and a kernel\n"
+       "outcome outside it is counted apart, not as a disagreement (it may only be unexplored); with\n"
+       "no disagreement such a run exits 3, as an interrupted one.\n"
        "A kernel run the harness could not complete (timeout, tracee failure, more observations than it\n"
        "stores) is no evidence about the model: it is counted as a harness error, not as a disagreement.\n"
        "Exit status: 0 all agree, 1 a disagreement, 2 usage or input error, 3 interrupted,\n"
@@ -214,6 +225,20 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     o.run_timeout_s = *v;
     o.stress.timeout_s = *v;
   }
+  // Outcomes mode: the budget of the reachable set's exploration.
+  double reach_time_limit_s = 0;
+  uint64_t reach_max_executions = 0;
+  if (vm.count("time-limit")) {
+    auto v = ParseSeconds(text("time-limit"));
+    if (!v || *v <= 0) {
+      throw UsageError("--time-limit needs a positive number of seconds, not '" + text("time-limit") + "'");
+    }
+    reach_time_limit_s = *v;
+  }
+  if (vm.count("max-executions")) reach_max_executions = uint_opt("max-executions", 0, 1);
+  if (o.mode != CrosscheckMode::kOutcomes) {
+    for (const char* f : {"time-limit", "max-executions"}) warn_ignored(f, "--mode outcomes");
+  }
   std::optional<KernelVersion> kernel;
   if (vm.count("kernel")) {
     std::string why;
@@ -283,6 +308,8 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   sa.sa_handler = OnCrosscheckSigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old);
+  ProgressLine progress;
+  int inconclusive = 0;  // kernel outcomes outside an incomplete reachable set
   int disagreements = 0, skipped_unavailable = 0, ran = 0, with_harness_errors = 0, nothing_compared = 0;
   bool interrupted = false;
   for (size_t i = 0; i < scenarios.size(); ++i) {
@@ -294,10 +321,23 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
     if (o.mode == CrosscheckMode::kOutcomes) {
       // The harness does not run the checker: the reachable set for the
       // same bound, kernel model and fault comes from here.
-      RunOptions run;
-      run.kernel = o.kernel;
-      run.fault = o.fault;
-      o.reachable = ReachableOutcomesOf(s, o.max_events, run, &g_stop);
+      ExploreOptions eo;
+      eo.strategy = StrategyKind::kDpor;
+      eo.bounds.max_events = o.max_events;
+      eo.run.kernel = o.kernel;
+      eo.run.fault = o.fault;
+      eo.stop_at_first_failure = false;
+      eo.collect_outcomes = true;
+      eo.interrupt = &g_stop;
+      eo.time_limit_s = reach_time_limit_s;
+      eo.max_executions = reach_max_executions;
+      const std::string who = "rseqmc crosscheck: " + names[i] + ": reachable set";
+      eo.progress = [&](const ExploreProgress& p) { progress.Show(ExploreProgressText(who, p)); };
+      ExploreResult er = Explore(s, eo);
+      progress.Clear();
+      o.reachable = ReachableOutcomes{std::move(er.outcomes), er.complete};
+      o.reachable_incomplete_reason =
+          er.complete ? "" : er.stop_reason + " after " + std::to_string(er.executions) + " executions";
     }
     harness::CrosscheckReport r = harness::Crosscheck(s, o, &g_stop);
     r.scenario = names[i];
@@ -308,6 +348,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
       ++ran;
     }
     if (r.disagreements) ++disagreements;
+    if (r.outside_incomplete) ++inconclusive;
     if (r.harness_errors && r.skipped.empty()) ++with_harness_errors;
     if (harness::ComparedNothing(r)) ++nothing_compared;
     if (json) {
@@ -341,6 +382,9 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
               << (with_harness_errors ? ", " + std::to_string(with_harness_errors) + " with harness errors" : "")
               << (nothing_compared ? ", " + std::to_string(nothing_compared) + " compared NOTHING" : "")
               << (skipped_unavailable ? ", " + std::to_string(skipped_unavailable) + " skipped" : "")
+              << (inconclusive ? ", " + std::to_string(inconclusive) +
+                                     " INCONCLUSIVE (kernel outcomes outside an incomplete reachable set)"
+                               : "")
               << (interrupted ? ", INTERRUPTED" : "") << ".\n";
     if (nothing_compared) {
       std::cout << "Nothing was compared for " << nothing_compared
@@ -351,6 +395,7 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
   }
   if (interrupted) return kExitInterrupted;
   if (disagreements) return kExitFail;
+  if (inconclusive) return kExitInterrupted;  // nothing proven either way: as a stopped run
   if (with_harness_errors) return kExitHarnessErrors;
   if (nothing_compared) return kExitNothingCompared;
   if (ran == 0 && skipped_unavailable > 0) return kExitUnavailable;
