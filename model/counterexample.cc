@@ -148,6 +148,7 @@ ExploreOptions FewerEventsSearch(const ExploreOptions& explored) {
   search.run = explored.run;
   search.interrupt = explored.interrupt;
   search.oracle = explored.oracle;  // a failure the oracle found must stay one
+  search.defer_events = explored.defer_events;  // --all-event-positions searches every position here too
   search.max_executions = kFewerEventsBudget;
   return search;
 }

@@ -38,8 +38,6 @@
 #include "model/thread_set.h"
 #include "model/wakeup_tree.h"
 #include "sim/diag.h"
-#include "sim/kernel/abi.h"
-#include "sim/kernel/preempt_lock.h"
 #include "sim/machine.h"
 #include "sim/placement.h"
 
@@ -108,17 +106,27 @@ Decision ToDecision(const Machine& m, const Alt& a) {
   return Decision::Step(cpu);
 }
 
-// Appends thread t's alternatives at this boundary: its step, then (if
-// `events`) each event the bounds still allow.
-void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool events, std::vector<Alt>& out) {
+// Appends thread t's alternatives at this boundary: its step, then each
+// event the bounds still allow, unless `defer` is set and the same event at t's next
+// boundary reaches the same final states (events only where they can matter,
+// issue 18: Machine::EventCommutesWithNextStep says when, sim/event_commute.cc
+// why). An event is then explored at the last boundary of each chain of such
+// positions, the first where t's next step could tell it apart: one event
+// moved later, so the event bound K counts the same events and a
+// counterexample keeps its number of events.
+void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, std::vector<Alt>& out) {
   const int16_t th = static_cast<int16_t>(t);
   out.push_back({th, DecisionKind::kStep, -1});
-  if (!events) return;
   uint32_t counts[kNumDecisionKinds];
   for (int k = 0; k < kNumDecisionKinds; ++k) counts[k] = m.events(static_cast<DecisionKind>(k));
   const uint32_t total = m.total_events();
+  // After this event, may another one hit t before its next step?
+  const bool later_events = total + 1 < b.max_events;
+  auto offered = [&](DecisionKind kind, int signo) {
+    return b.Allows(kind, counts, total) && !(defer && m.EventCommutesWithNextStep(t, kind, signo, later_events));
+  };
   const int cpu = m.thread(t).cpu;
-  if (b.Allows(DecisionKind::kPreempt, counts, total)) {
+  if (offered(DecisionKind::kPreempt, -1)) {
     const auto& q = m.cpu(cpu).queue;
     if (q.empty()) {
       out.push_back({th, DecisionKind::kPreempt, -1});
@@ -126,18 +134,18 @@ void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool events, s
       for (int32_t next : q) out.push_back({th, DecisionKind::kPreempt, static_cast<int16_t>(next)});
     }
   }
-  if (b.Allows(DecisionKind::kMigrate, counts, total)) {
+  if (offered(DecisionKind::kMigrate, -1)) {
     const uint64_t aff = m.thread(t).affinity;
     for (int c = 0; c < m.num_cpus(); ++c) {
       if (c != cpu && ((aff >> c) & 1)) out.push_back({th, DecisionKind::kMigrate, static_cast<int16_t>(c)});
     }
   }
-  if (b.Allows(DecisionKind::kSignal, counts, total)) {
-    for (const SignalSpec& sg : m.scenario().signals) {
-      if (sg.handler >= 0) out.push_back({th, DecisionKind::kSignal, static_cast<int16_t>(sg.signo)});
+  for (const SignalSpec& sg : m.scenario().signals) {
+    if (sg.handler >= 0 && offered(DecisionKind::kSignal, sg.signo)) {
+      out.push_back({th, DecisionKind::kSignal, static_cast<int16_t>(sg.signo)});
     }
   }
-  if (b.Allows(DecisionKind::kIpi, counts, total)) out.push_back({th, DecisionKind::kIpi, -1});
+  if (offered(DecisionKind::kIpi, -1)) out.push_back({th, DecisionKind::kIpi, -1});
 }
 
 // True if the bound allows another injected event of some kind after what
@@ -152,13 +160,11 @@ bool EventsLeft(const Machine& m, const Bounds& b) {
   return false;
 }
 
-// True if thread t's next step touches nothing but t itself: an instruction
-// that reads and writes only its registers (ALU, branches, calls within the
-// thread, sig, nop, observe, assert) with no kernel work pending. Such a step
-// commutes with every transition of other threads, so the exhaustive
-// strategies schedule other threads only at visible steps (as stateless
-// checkers schedule only at shared accesses); events on t are still tried
-// before it.
+// True if thread t's next step touches nothing but t itself
+// (Machine::NextStepIsThreadLocal). Such a step commutes with every
+// transition of other threads, so the exhaustive strategies schedule other
+// threads only at visible steps (as stateless checkers schedule only at
+// shared accesses); events on t are still tried before it.
 //
 // Two kinds of step are not local although they touch only t: one that ends
 // the process (a failing assert, a call past the depth limit:
@@ -167,83 +173,7 @@ bool EventsLeft(const Machine& m, const Bounds& b) {
 // outcome, so that a step ending the process in another thread can land
 // before or after it (an outcome holds the memory and observations as the
 // process died).
-bool StepIsLocal(const Machine& m, int t) {
-  const SimThread& th = m.thread(t);
-  if (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked) != 0) return false;
-  const Context& c = th.cur();
-  if (c.pc == kNativePc || c.pc >= m.scenario().program.code.size()) return false;
-  if (m.NextStepEndsProcess(t)) return false;
-  switch (m.scenario().program.code[c.pc].op) {
-    case Op::kLi: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
-    case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul: case Op::kLa:
-    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
-    case Op::kJmp: case Op::kCall: case Op::kSig: case Op::kNop: case Op::kFence:
-    case Op::kAssert: case Op::kGetcpu: case Op::kRseqAddr:
-      return true;
-    case Op::kRet:
-      return c.call_depth > 0;  // exit and sigreturn are visible
-    default:
-      return false;
-  }
-}
-
-// True if an event injected on thread t at this boundary is equivalent to the
-// same event at t's next boundary (issue 18, events only where they can
-// matter), so that only the later one need be explored:
-//   * t's next step is local (StepIsLocal) and neither reads t's CPU (getcpu:
-//     a migration changes it), records anything (observe) nor may end the
-//     execution (assert, a call that overflows the call stack);
-//   * t is outside the section its rseq_cs points to at this instruction and
-//     at every instruction the step may go to (InSectionAt: the kernel's
-//     in_rseq_cs() test, rseq-semantics.md §7.5; the step writes no memory, so rseq_cs
-//     and the descriptor stay as they are), so the kernel's work at the event
-//     and at t's return to user space (rseq_ip_fixup()'s lazy clear, the ID
-//     update, the signal frame) is the same at either IP.
-// Then the step commutes with the event (a signal handler starts with fresh
-// registers, Machine::DeliverSignal, and sigreturn restores t's context as
-// it was) and with every other thread's transition, so an execution with the
-// event here has the same final state as the one with the event after t's
-// step; by induction the event is explored at the first boundary of t where
-// this does not hold. Not for the 2015 RFC ABI (regions, not rseq_cs, decide
-// a restart there) nor for a program of the preempt-lock scheme (a handler's
-// sigctx_restart tests the IP against a region, and the kernel's answer
-// depends on a flag word, sim/kernel/preempt_lock.h): the caller leaves
-// events everywhere for them.
-// Machine::InCriticalSection's test for instruction `pc` of thread t instead
-// of its current one.
-bool InSectionAt(const Machine& m, int t, uint32_t pc) {
-  const uint64_t area = m.thread(t).rseq_area;
-  const uint64_t cs = area == 0 ? 0 : m.Peek(area + kRseqOffRseqCs, 8);
-  // Peek reads 0 outside data memory, where the kernel fails whatever the IP.
-  return cs != 0 && CodeAddress(pc) - m.Peek(cs + 8, 8) < m.Peek(cs + 16, 8);
-}
-
-bool EventsDeferrable(const Machine& m, int t) {
-  if (!StepIsLocal(m, t)) return false;
-  const Context& c = m.thread(t).cur();
-  const Instr& in = m.scenario().program.code[c.pc];
-  uint32_t next[2] = {c.pc + 1, c.pc + 1};
-  switch (in.op) {
-    case Op::kGetcpu: case Op::kAssert:
-      return false;
-    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
-      next[1] = in.target;
-      break;
-    case Op::kJmp:
-      next[0] = next[1] = in.target;
-      break;
-    case Op::kCall:
-      if (c.call_depth >= kMaxCallDepth) return false;
-      next[0] = next[1] = m.scenario().program.functions[in.target].first;
-      break;
-    case Op::kRet:
-      next[0] = next[1] = c.ret_stack[c.call_depth - 1];  // call_depth > 0: StepIsLocal
-      break;
-    default:
-      break;
-  }
-  return !InSectionAt(m, t, c.pc) && !InSectionAt(m, t, next[0]) && !InSectionAt(m, t, next[1]);
-}
+bool StepIsLocal(const Machine& m, int t) { return m.NextStepIsThreadLocal(t); }
 
 // Machine::StateHash is meaningful only when every thread is IR.
 bool AllThreadsIr(const Scenario& s) {
@@ -379,7 +309,7 @@ class DfsEngine : public Scheduler {
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
         stateful_(o.strategy == StrategyKind::kStateful),
         mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
-        defer_events_(o.defer_events && FindRfc2015Use(s.program) == nullptr && FindPreemptLockUse(s.program) == nullptr),
+        defer_events_(o.defer_events),
         prune_cycles_(o.prune_cycles && o.strategy == StrategyKind::kDfs && AllThreadsIr(s)),
         visited_(o.state_storage, o.bitstate_log2) {
     // The per-kind event counts matter to the future only for kinds with a
@@ -507,7 +437,7 @@ class DfsEngine : public Scheduler {
       if (t < 0 || (local_only && t != default_thread)) continue;
       const size_t before = n.alts.size();
       const bool spinning = Spinning(m, t);
-      AppendAlternatives(m, t, bounds_, spinning || !defer_events_ || !EventsDeferrable(m, t), n.alts);
+      AppendAlternatives(m, t, bounds_, defer_events_ && !spinning, n.alts);
       if (spinning) n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
       if (n.alts.size() > before) n.enabled.Add(t);
     }
@@ -1386,7 +1316,7 @@ class DfsEngine : public Scheduler {
   // commute.
   bool mm_cid_observable_;
   // Events are left out where they are equivalent to the same event one
-  // boundary later (EventsDeferrable).
+  // boundary later (AppendAlternatives, Machine::EventCommutesWithNextStep).
   bool defer_events_;
   bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)

@@ -121,13 +121,17 @@ struct ExploreOptions {
   std::optional<uint64_t> checkpoint_budget_bytes;
   bool stop_at_first_failure = true;
   bool collect_outcomes = true;        // keep the set of distinct outcomes
-  // Events only where they can matter (exhaustive strategies): no event is
-  // injected on a thread at a boundary where it is outside every critical
-  // section and its next instruction touches only its own registers, since
-  // the same event at its next boundary reaches the same states (see
-  // EventsDeferrable in model/explorer.cc; not for the 2015 RFC ABI). false:
-  // events at every boundary, the reference this reduction is tested against
-  // (tests/explorer_test.cc).
+  // Events only where they can matter (exhaustive strategies: dfs, dpor,
+  // stateful, and each worker of --jobs): an event on a thread is left out
+  // at a boundary where the same event at the thread's next boundary reaches
+  // the same final states (Machine::EventCommutesWithNextStep: the thread is
+  // outside every critical section / region at both, and its next step
+  // touches only its own registers and reads nothing the event can change;
+  // sim/event_commute.cc has the argument), so one position per class of
+  // equivalent positions is explored: the last. Under every ABI, the 2015
+  // RFC's included. false (`rseqmc check --all-event-positions`): events at
+  // every boundary, the reference this reduction is tested against
+  // (tests/explorer_test.cc). Random and PCT ignore it.
   bool defer_events = true;
   // DFS only: cycle pruning. At a boundary where a thread is about to
   // sched_yield, the machine state (Machine::StateHash) is compared with the

@@ -101,6 +101,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
     signal_handler_[sg.signo] = sg.handler < 0 ? ~0u : static_cast<uint32_t>(sg.handler) + 1;
     signal_nodefer_[sg.signo] = sg.nodefer;
   }
+  sigctx_handlers_ = SignalsWhoseHandlerReadsSigctx(s);
   // Initial threads: registered ones have their area filled as glibc's
   // registration leaves it (IDs of the initial CPU, rule 3); unregistered ones
   // read cpu_id == -1 (RSEQ_CPU_ID_UNINITIALIZED).

@@ -240,6 +240,46 @@ class Machine {
   // True if thread t's running context is at an instruction inside the section
   // that its rseq_cs currently points to.
   bool InCriticalSection(int t) const;
+  // Events only where they can matter (issue 18; sim/event_commute.cc has
+  // the argument). The per-instruction facts the exhaustive strategies of
+  // model/explorer.cc use to inject an event at one representative of each
+  // class of equivalent positions.
+  //
+  // True if thread t's next step reads and writes only t's own registers
+  // (li, mov, the ALU ops, la, branches, jmp, a call within kMaxCallDepth, a
+  // ret inside a function, sig, nop, fence, a passing assert, getcpu,
+  // rseq_addr), t has no kernel work pending on return to user space
+  // (notify-resume, the preempt-lock check, an unblocked pending signal), and
+  // the step does not end the process (NextStepEndsProcess). No other
+  // thread's transition reads or writes anything such a step touches, so it
+  // commutes with all of them.
+  bool NextStepIsThreadLocal(int t) const;
+  // True if injected event `kind` on thread t here (`signo` for kSignal,
+  // else ignored) reaches exactly the final states of the same event at t's
+  // next boundary, after t's next step. `later_events`: the bounds may let
+  // another injected event hit t before that step (a migration would change
+  // what getcpu reads). Requires NextStepIsThreadLocal(t); the step must not
+  // read t's CPU when the event or a later one can move t (getcpu before
+  // kMigrate, a kSignal whose handler may migrate, or any later event); no
+  // handler the event can run may read the interrupted context (a
+  // sigctx_restart reachable from the signal's handler, or from the
+  // preempt-lock signal of a thread registered for it, whose switch-out
+  // sends it: sim/kernel/preempt_lock.h PL1-PL4); and neither t's current
+  // instruction nor any the step may go to may be restarted
+  // (IpMayRestart). False for an event that is not injectable (kStep).
+  bool EventCommutesWithNextStep(int t, DecisionKind kind, int signo, bool later_events) const;
+  // True if an event with thread t at instruction `pc` may move t's IP
+  // there, now or before t steps again: `pc` lies in the range
+  // [start, post_commit) of any descriptor of the program (a struct rseq_cs
+  // that t or a handler may arm, a 2015-RFC region that may be registered)
+  // or in what the ABI restarts now (KernelAbi::InRseqCs: the section t's
+  // rseq_cs points to, or a registered region).
+  bool IpMayRestart(int t, uint32_t pc) const;
+  // True if signal `signo`'s handler, or a function it may call, contains
+  // `sigctx_restart`: it reads the interrupted context's IP.
+  bool HandlerReadsSigctx(int signo) const {
+    return signo >= 0 && signo <= kMaxSignal && ((sigctx_handlers_ >> signo) & 1) != 0;
+  }
   // True if thread t's next instruction, run now, would end the process: an
   // `assert` whose condition is false with t's current registers, a `call`
   // past kMaxCallDepth, or a pc past the end of the code. (Kernel work pending
@@ -313,6 +353,7 @@ class Machine {
   // a write by a registration) at a kernel address no user access reaches,
   // so that partial-order reduction orders registrations with lookups only.
   RfcProcess& rfc_process() { return rfc_; }
+  const RfcProcess& rfc_process() const { return rfc_; }
   void TouchRfcProcess(bool write) { TouchMem(kRfcProcessObject, 8, write); }
   static constexpr uint64_t kRfcProcessObject = 0xffffffffff600000ull;
   // send_sig() from the kernel to thread t (traced with `why`): pending
@@ -386,6 +427,8 @@ class Machine {
   friend class ThreadApi;
 
  private:
+  // The HandlerReadsSigctx bits of scenario `s` (sim/event_commute.cc).
+  static uint64_t SignalsWhoseHandlerReadsSigctx(const Scenario& s);
   // The per-execution settings both Reset and ResumeFrom make.
   void Attach(Scheduler* scheduler, ExecutionResult* out);
   // Scheduling point for thread `self` before it executes its next instruction:
@@ -621,6 +664,7 @@ class Machine {
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
+  uint64_t sigctx_handlers_ = 0;               // bit signo: HandlerReadsSigctx(signo)
   // rule_sensitivity(): the recorded bits; a kernel write changed a node_id or
   // mm_cid word; the program can read them (rseq_load node_id/mm_cid or C++
   // threads: known from the program) or did (a plain load at a computed

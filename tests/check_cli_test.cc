@@ -121,7 +121,7 @@ TEST(CheckCliTest, HelpListsEveryFlag) {
     for (const char* flag : {"--strategy", "--max-events", "--preemption-bound", "--max-migrations", "--max-signals",
                              "--max-ipis", "--seed", "--pct-depth", "-D", "--kernel", "--json", "--max-executions",
                              "--time-limit", "--max-memory", "--iterative", "--checkpoint", "--max-steps",
-                             "--state-storage", "--bitstate-log2", "--jobs"}) {
+                             "--state-storage", "--bitstate-log2", "--jobs", "--all-event-positions"}) {
       EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " missing from\n" << Describe(args, r);
     }
   }
@@ -214,6 +214,7 @@ TEST(CheckCliTest, ExitTwoOnUsageAndInputErrors) {
       {{"check", counter, "--seed", "abc"}, "abc"},
       {{"check", counter, "--kernel", "banana"}, "banana"},
       {{"check", counter, "--strategy", "random", "--iterative"}, "iterative"},
+      {{"check", counter, "--strategy", "pct", "--all-event-positions"}, "all-event-positions"},
       {{"check", counter, "--strategy", "stateful", "--state-storage", "hash32"}, "hash32"},
       {{"check", counter, "--state-storage", "hash64"}, "--strategy stateful"},
       {{"check", counter, "--strategy", "stateful", "--bitstate-log2", "20"}, "--state-storage bitstate"},

@@ -90,7 +90,7 @@ TEST_P(ResumeTest, HopsEqualOneUninterruptedRun) {
 INSTANTIATE_TEST_SUITE_P(
     Strategies, ResumeTest,
     ::testing::Values(Case{"percpu_counter", StrategyKind::kDpor, 1, false, 100},
-                      Case{"percpu_spinlock", StrategyKind::kDpor, 1, true, 700},
+                      Case{"percpu_spinlock", StrategyKind::kDpor, 1, true, 300},
                       Case{"percpu_counter", StrategyKind::kStateful, 1, false, 500},
                       Case{"buggy/cpu_not_rechecked", StrategyKind::kDfs, 1, false, 700},
                       Case{"buggy/cpu_not_rechecked", StrategyKind::kDpor, 1, false, 10},

@@ -51,14 +51,14 @@ struct PassCase {
 
 TEST(MmapPopulate, EveryLockAndPopulateVariantPassesWithGoldenCounts) {
   const std::vector<PassCase> cases = {
-      {{}, "\"executions\":344,"},                                   // 6.1 rwsem, patch 0003 (CHUNK 2)
-      {{"POPULATE=1"}, "\"executions\":332,"},                       // 6.1: read lock held throughout
-      {{"POPULATE=0"}, "\"executions\":299,"},                       // pre-3.9: under the write lock
-      {{"RWSEM_2013=1"}, "\"executions\":404,"},                     // c.2013 rwsem, patch 0003
-      {{"RWSEM_2013=1", "POPULATE=0"}, "\"executions\":341,"},  // the 2013 kernel itself
-      {{"TOUCH=1"}, "\"executions\":382,"},                          // plus a faulting reader
-      {{"HPAGE=2"}, "\"executions\":308,"},                          // THP: 2-page huge pages
-      {{"HPAGE=4", "TOUCH=1"}, "\"executions\":358,"},               // THP, the whole VMA one huge page
+      {{}, "\"executions\":303,"},                                   // 6.1 rwsem, patch 0003 (CHUNK 2)
+      {{"POPULATE=1"}, "\"executions\":291,"},                       // 6.1: read lock held throughout
+      {{"POPULATE=0"}, "\"executions\":258,"},                       // pre-3.9: under the write lock
+      {{"RWSEM_2013=1"}, "\"executions\":363,"},                     // c.2013 rwsem, patch 0003
+      {{"RWSEM_2013=1", "POPULATE=0"}, "\"executions\":300,"},  // the 2013 kernel itself
+      {{"TOUCH=1"}, "\"executions\":335,"},                          // plus a faulting reader
+      {{"HPAGE=2"}, "\"executions\":285,"},                          // THP: 2-page huge pages
+      {{"HPAGE=4", "TOUCH=1"}, "\"executions\":329,"},               // THP, the whole VMA one huge page
   };
   for (const PassCase& c : cases) {
     const CliResult r = Check("mmap_populate", c.defines);

@@ -24,6 +24,15 @@ std::optional<uint32_t> KernelAbi::RulesDifferingFrom(const KernelAbi& other) co
   return std::nullopt;
 }
 
+// in_rseq_cs() (kernel/rseq.c): ip - start_ip < post_commit_offset, one
+// unsigned comparison, for the descriptor rseq->rseq_cs points to. Peek reads
+// 0 outside data memory: a descriptor there answers "outside".
+bool KernelAbi::InRseqCs(const Machine& m, int t, uint64_t ip) const {
+  const uint64_t area = m.thread(t).rseq_area;
+  const uint64_t cs = area == 0 ? 0 : m.Peek(area + kRseqOffRseqCs, 8);
+  return cs != 0 && ip - m.Peek(cs + 8, 8) < m.Peek(cs + 16, 8);
+}
+
 // 6.3's allocator (kernel/sched/sched.h@v6.3 mm_cid_get() -> __mm_cid_get()
 // -> __mm_cid_try_get(): cpumask_first_zero() of the cidmask).
 int KernelAbi::MmCidGet(Machine& m, int t, int) const {

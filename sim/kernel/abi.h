@@ -139,6 +139,17 @@ class KernelAbi {
   // t returns to user space with TIF_NOTIFY_RESUME / TIF_RSEQ set. Returns
   // false if the thread got SIGSEGV.
   virtual bool RseqHandleNotifyResume(Machine& m, int t) const = 0;
+  // in_rseq_cs() (kernel/rseq.c, called by rseq_ip_fixup(); 6.19:
+  // include/linux/rseq_entry.h rseq_update_user_cs()): would an event on
+  // thread t with its user IP at `ip` restart it now? Read-only (no
+  // footprint, no fault: an unreadable rseq_cs answers false, where the
+  // kernel would raise SIGSEGV whatever the IP). Flags are not looked at
+  // (a NO_RESTART flag of 4.18-5.19 still counts as inside). For
+  // Machine::IpMayRestart (events only where they can matter). This default:
+  // t's rseq_cs is non-zero and start_ip <= ip < start_ip +
+  // post_commit_offset (rseq-semantics.md §7.5), as every struct rseq ABI
+  // tests it; rfc2015: ip lies in a registered region.
+  virtual bool InRseqCs(const Machine& m, int t, uint64_t ip) const;
   // sys_rseq(): register (flags 0) thread t's area with signature `sig`.
   // Returns the syscall's value (0 or -errno).
   virtual int64_t SysRseqRegister(Machine& m, int t, uint32_t sig) const = 0;

@@ -104,6 +104,12 @@ class AbiRfc2015 final : public KernelAbi {
     return r == nullptr || m.RestartTo(t, r->restart, r->start);
   }
 
+  // The restart test of a switch-out or signal (reference "ABI", lookup):
+  // ip in a registered region, whatever thread t (regions are process-wide).
+  bool InRseqCs(const Machine& m, int, uint64_t ip) const override {
+    return FindRegionIn(m.rfc_process().regions, ip) != nullptr;
+  }
+
   // sys_rseq() does not exist.
   int64_t SysRseqRegister(Machine&, int, uint32_t) const override { return kErrEnosys; }
   int64_t SysRseqUnregister(Machine&, int, uint32_t) const override { return kErrEnosys; }
@@ -147,7 +153,9 @@ class AbiRfc2015 final : public KernelAbi {
   // region with start <= ip < end.
   static const RfcRegion* FindRegion(Machine& m, uint64_t ip) {
     m.TouchRfcProcess(false);
-    const std::vector<RfcRegion>& v = m.rfc_process().regions;
+    return FindRegionIn(m.rfc_process().regions, ip);
+  }
+  static const RfcRegion* FindRegionIn(const std::vector<RfcRegion>& v, uint64_t ip) {
     auto it = std::upper_bound(v.begin(), v.end(), ip, [](uint64_t x, const RfcRegion& r) { return x < r.start; });
     if (it == v.begin()) return nullptr;
     --it;

@@ -13,7 +13,11 @@
 //      explored to its verdict.
 //
 // Run: build/tools/bench/cost_bench [--time-limit SECONDS] [--per 4,8,...]
+//        [--all-event-positions] [--curve-only]
 // Each cost-curve row stops at the time limit (default 60 s) and says so.
+// --all-event-positions explores the cost curve with events at every
+// boundary (ExploreOptions::defer_events off: the figures without "events
+// only where they can matter"); --curve-only leaves out table 2.
 // Times are wall time of each child; on a shared machine say the load.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -110,9 +114,10 @@ double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 // One cost-curve table: percpu_list at K=1 for each PER under `strategy`.
-void CostCurve(StrategyKind strategy, const char* note, const std::vector<int64_t>& pers, double time_limit) {
-  std::printf("cost curve: percpu_list, K=1 (one injected event), strategy %s %s, time limit %.0f s\n",
-              StrategyName(strategy), note, time_limit);
+void CostCurve(StrategyKind strategy, const char* note, const std::vector<int64_t>& pers, double time_limit,
+               bool all_positions) {
+  std::printf("cost curve: percpu_list, K=1 (one injected event), strategy %s %s, time limit %.0f s%s\n",
+              StrategyName(strategy), note, time_limit, all_positions ? ", events at every boundary" : "");
   std::printf("%6s %12s %10s %9s %10s %9s  %s\n", "PER", "executions", "redundant", "time_s", "peak_RSS", "depth",
               "stop");
   std::vector<double> xs, execs, times;
@@ -123,6 +128,7 @@ void CostCurve(StrategyKind strategy, const char* note, const std::vector<int64_
       o.bounds.max_events = 1;
       o.time_limit_s = time_limit;
       o.stop_at_first_failure = true;
+      o.defer_events = !all_positions;
       return Run(PercpuList(per), o);
     });
     const double share = r.executions ? 100.0 * static_cast<double>(r.redundant) / static_cast<double>(r.executions) : 0;
@@ -147,8 +153,13 @@ void CostCurve(StrategyKind strategy, const char* note, const std::vector<int64_
 int Main(int argc, char** argv) {
   double time_limit = 60;
   std::vector<int64_t> pers = {4, 8, 16, 32, 64, 128};
+  bool all_positions = false, curve_only = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--all-event-positions") == 0) {
+      all_positions = true;
+    } else if (std::strcmp(argv[i], "--curve-only") == 0) {
+      curve_only = true;
+    } else if (std::strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) {
       time_limit = std::atof(argv[++i]);
     } else if (std::strcmp(argv[i], "--per") == 0 && i + 1 < argc) {
       pers.clear();
@@ -157,15 +168,17 @@ int Main(int argc, char** argv) {
         if (*p == ',') ++p;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--time-limit SECONDS] [--per 4,8,16,...]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--time-limit SECONDS] [--per 4,8,16,...] [--all-event-positions] [--curve-only]\n",
+                   argv[0]);
       return 2;
     }
   }
 
   const StrategyChoice choice = ChooseStrategy(PercpuList(4));
   std::printf("default strategy for percpu_list: %s (%s)\n\n", StrategyName(choice.kind), choice.reason.c_str());
-  CostCurve(choice.kind, "(the default)", pers, time_limit);
-  if (choice.kind != StrategyKind::kDpor) CostCurve(StrategyKind::kDpor, "", pers, time_limit);
+  CostCurve(choice.kind, "(the default)", pers, time_limit, all_positions);
+  if (choice.kind != StrategyKind::kDpor) CostCurve(StrategyKind::kDpor, "", pers, time_limit, all_positions);
+  if (curve_only) return 0;
 
   std::printf("long executions: memory within the checkpoint budget (default --max-memory)\n");
   std::printf("%-34s %-9s %12s %9s %10s %9s  %s\n", "scenario", "strategy", "executions", "time_s", "peak_RSS",

@@ -28,7 +28,7 @@
 //
 // Run: build/tools/bench/strategy_table [--max-events K] [--cap-seconds S]
 //        [--cap-executions N] [--scenarios a,b,...] [--strategies dfs,dpor,stateful]
-//        [--counts-only]
+//        [--counts-only] [--all-event-positions]
 // Exit status: 0 all consistent, 1 a count differs from the goldens or a
 // case failed to run, 2 bad usage.
 #include <sys/resource.h>
@@ -65,6 +65,7 @@ struct Config {
   std::vector<StrategyKind> strategies;
   std::string golden_path;
   bool counts_only = false;
+  bool all_event_positions = false;  // ExploreOptions::defer_events off
 };
 
 // ---------------------------------------------------------------------------
@@ -127,6 +128,7 @@ ExploreOptions CaseOptions(const Config& c, const Scenario& s, StrategyKind k) {
   o.max_executions = c.cap_executions;
   o.time_limit_s = c.cap_seconds;
   o.max_memory_bytes = c.cap_memory_mb << 20;
+  o.defer_events = !c.all_event_positions;
   if (FindRfc2015Use(s.program) != nullptr) o.run.kernel = {KernelModel::kRfc2015, "rfc2015"};
   return o;
 }
@@ -348,7 +350,9 @@ std::optional<Config> ParseArgs(int argc, char** argv) {
       "strategies", po::value(&strategies)->default_value(strategies), "comma-separated: dfs,dpor,stateful")(
       "golden", po::value(&c.golden_path)->default_value(c.golden_path), "golden execution counts")(
       "counts-only", po::bool_switch(&c.counts_only),
-      "print no times, RSS or fastest (reproducible output); with no --cap-seconds given, no time cap");
+      "print no times, RSS or fastest (reproducible output); with no --cap-seconds given, no time cap")(
+      "all-event-positions", po::bool_switch(&c.all_event_positions),
+      "events at every boundary (no \"events only where they can matter\"): the golden column then differs");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
   po::notify(vm);

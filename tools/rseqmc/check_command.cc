@@ -72,6 +72,7 @@ struct CheckArgs {
   double time_limit_s = 0;
   uint64_t max_memory = kDefaultMaxMemoryBytes;
   bool iterative = false;
+  bool all_event_positions = false;  // --all-event-positions: ExploreOptions::defer_events off
   std::optional<std::string> checkpoint;
   std::optional<uint64_t> max_steps;
   unsigned jobs = 1;  // --jobs: workers of dfs and stateful search (0 = hardware threads)
@@ -100,6 +101,11 @@ po::options_description VisibleOptions() {
       ("iterative", po::bool_switch(),
        "Exhaustive strategies: explore with 0, 1, ..., K events, each level complete before the next, "
        "so the first failure found has the fewest events.")
+      ("all-event-positions", po::bool_switch(),
+       "Exhaustive strategies: inject events at every boundary. By default an event is left out where "
+       "the same event one instruction later is equivalent (the thread is outside every critical "
+       "section and its next instruction touches only its own registers); this switch turns that "
+       "reduction off, for debugging it: same verdicts and outcomes, more executions.")
       ("seed", po::value<std::string>()->value_name("N"), "Seed of random and pct (default 1).")
       ("pct-depth", po::value<std::string>()->value_name("D"), "PCT bug depth: D-1 change points (default 3).")
       ("define,D", po::value<std::vector<std::string>>()->value_name("NAME=VALUE"),
@@ -195,6 +201,7 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   if (given("max-signals")) a.bounds.max_signals = bound("max-signals");
   if (given("max-ipis")) a.bounds.max_ipis = bound("max-ipis");
   a.iterative = vm["iterative"].as<bool>();
+  a.all_event_positions = vm["all-event-positions"].as<bool>();
   a.json = vm["json"].as<bool>();
   if (given("html")) a.html = text("html");
   if (given("seed")) {
@@ -257,6 +264,9 @@ CheckArgs ParseCheckArgs(const std::vector<std::string>& args) {
   }
   const bool sampling = a.strategy == StrategyKind::kRandom || a.strategy == StrategyKind::kPct;
   if (a.iterative && sampling) throw UsageError("--iterative is for the exhaustive strategies (dpor, dfs, stateful)");
+  if (a.all_event_positions && sampling) {
+    throw UsageError("--all-event-positions is for the exhaustive strategies (dpor, dfs, stateful)");
+  }
   if (a.html && a.files.size() != 1) throw UsageError("--html needs exactly one FILE: the page shows one counterexample");
   if (a.html) CheckHtmlTarget(*a.html);
   if (a.files.empty() && !a.defines.empty()) throw UsageError("-D needs FILE: constants belong to a scenario");
@@ -317,7 +327,8 @@ std::string RunIdentity(const CheckArgs& a, const RunOptions& run, const std::ve
   id += "; strategy " + std::string(a.strategy ? StrategyName(*a.strategy) : "auto") + ", bounds " +
         a.bounds.ToString() + ", kernel " +
         KernelModelName(run.kernel.model) + ", max-steps " + std::to_string(run.max_steps) + ", seed " +
-        std::to_string(a.seed) + ", pct-depth " + std::to_string(a.pct_depth) + (a.iterative ? ", iterative" : "");
+        std::to_string(a.seed) + ", pct-depth " + std::to_string(a.pct_depth) + (a.iterative ? ", iterative" : "") +
+        (a.all_event_positions ? ", all event positions" : "");
   return id;
 }
 
@@ -427,6 +438,7 @@ class Checker {
     o.time_limit_s = a_.time_limit_s;
     o.max_memory_bytes = a_.max_memory;
     o.iterative = a_.iterative;
+    o.defer_events = !a_.all_event_positions;
     o.state_storage = a_.state_storage;
     o.bitstate_log2 = a_.bitstate_log2;
     o.interrupt = &InterruptFlag();
@@ -558,7 +570,8 @@ class Checker {
     std::ostringstream out;
     out << "== " << t.name << (s.file.empty() || s.file == t.name ? "" : " (" + s.file + ")") << "\n";
     out << "check:    strategy " << StrategyName(t.strategy.kind) << ", bounds " << a_.bounds.ToString()
-        << (a_.iterative ? " (iterative)" : "") << ", kernel " << t.kernel.text << " ("
+        << (a_.iterative ? " (iterative)" : "") << (a_.all_event_positions ? " (all event positions)" : "")
+        << ", kernel " << t.kernel.text << " ("
         << KernelModelName(t.kernel.model) << ")";
     if (a_.strategy == StrategyKind::kRandom || a_.strategy == StrategyKind::kPct) out << ", seed " << a_.seed;
     if (a_.strategy == StrategyKind::kPct) out << ", depth " << a_.pct_depth;
@@ -691,6 +704,7 @@ class Checker {
       << bound(a_.bounds.max_signals) << ",\"max_ipis\":" << bound(a_.bounds.max_ipis)
       << ",\"text\":" << JsonQuote(a_.bounds.ToString()) << "}"
       << ",\"iterative\":" << (a_.iterative ? "true" : "false")
+      << ",\"all_event_positions\":" << (a_.all_event_positions ? "true" : "false")
       << ",\"seed\":" << (sampling ? std::to_string(a_.seed) : "null")
       << ",\"verdict\":" << JsonQuote(VerdictName(c.found)) << ",\"expected\":"
       << JsonQuote(VerdictName(t.expected())) << ",\"as_expected\":" << (c.as_expected ? "true" : "false")
@@ -825,9 +839,10 @@ std::string CheckHelp() {
   std::ostringstream out;
   out << "usage: rseqmc check [FILE...] [--strategy auto|dpor|dfs|stateful|random|pct] [--max-events K]\n"
          "                    [--preemption-bound P] [--max-migrations M] [--max-signals S] [--max-ipis I]\n"
-         "                    [--iterative] [--seed N] [--pct-depth D] [-D NAME=VALUE]... [--kernel VERSION]\n"
-         "                    [--max-steps N] [--max-executions N] [--time-limit SECONDS]\n"
-         "                    [--max-memory BYTES] [--jobs N] [--checkpoint FILE] [--placements all|scenario]\n"
+         "                    [--iterative] [--all-event-positions] [--seed N] [--pct-depth D]\n"
+         "                    [-D NAME=VALUE]... [--kernel VERSION] [--max-steps N] [--max-executions N]\n"
+         "                    [--time-limit SECONDS] [--max-memory BYTES] [--jobs N] [--checkpoint FILE]\n"
+         "                    [--placements all|scenario]\n"
          "                    [--json] [--html OUT]\n"
          "\n"
          "Model-checks each scenario FILE (a .rsq file, or the name of a built-in scenario as shown by\n"

@@ -1,0 +1,143 @@
+// Events only where they can matter (issue 18): the per-instruction facts
+// behind one representative per class of equivalent injected-event positions.
+// The pruning decision (which positions the exhaustive strategies offer) is
+// model/explorer.cc's; this file says, for thread t at boundary b before its
+// next instruction I, when an injected event E at b is equivalent to E at
+// t's next boundary b+1.
+//
+// The argument. Let E1 be an execution with E at b and E2 the same execution
+// with I moved to just before E. Nothing between E and I in E1 can tell them
+// apart when
+//   (a) I reads and writes only t's own registers (NextStepIsThreadLocal):
+//       no other thread's transition touches them, a signal handler runs in
+//       a fresh context (Machine::DeliverSignal: r1 = signo, r2 = si_addr,
+//       the rest 0) and sigreturn restores t's context as it was, and the
+//       kernel's work at E (switch-out, migration, the ID and rseq_cs
+//       updates on return to user space, the signal frame) writes no
+//       register of t but its IP;
+//   (b) the one thing of t that E and everything after it may read - t's IP
+//       - makes no difference: the kernel's restart test (in_rseq_cs(), or a
+//       2015-RFC region) and a handler's sigctx_restart give the same answer
+//       at b as at b+1. IpMayRestart(b) and IpMayRestart(b+1) are false for
+//       every place I may go to, including the range of every descriptor of
+//       the program, so that neither a handler arming rseq_cs while t waits
+//       at b nor a region registered meanwhile can make b and b+1 differ
+//       (b+1 == start_ip is inside); and no handler E can run reads the
+//       interrupted context (it could print the IP: such a signal is not
+//       merged, nor any event on a thread whose preempt-lock signal has such
+//       a handler, since its switch-out sends it, preempt_lock.h PL1-PL4);
+//   (c) I reads no value E or a later event may change: getcpu reads t's
+//       CPU, which only a migration changes (an injected one, or a handler's
+//       sched_setaffinity), so getcpu is merged only for a preemption or an
+//       IPI after which the bounds allow no further event, on a thread
+//       without a preempt-lock signal (its handler may migrate). rseq area
+//       loads (cpu_id, cpu_id_start, mm_cid, node_id) and every syscall are
+//       not register-only and never merged.
+// `rseq_cs` clearing is a store, but the kernel makes it at b exactly when
+// it makes it at b+1 (both outside, the descriptor unchanged: I stores
+// nothing). The final states of E1 and E2 are then equal, and E2's event
+// is the same event at b+1; by induction along a chain of such boundaries
+// every E is equivalent to E at the chain's last boundary, the first where
+// this test fails, which model/explorer.cc keeps: counterexamples keep
+// their length (an event moved later is still one event) and the event
+// bound K counts the same events.
+#include "sim/machine.h"
+
+namespace rseqmc {
+
+bool Machine::NextStepIsThreadLocal(int t) const {
+  const SimThread& th = threads_[t];
+  if (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked) != 0) return false;
+  const Context& c = th.cur();
+  if (c.pc == kNativePc || c.pc >= code_size_) return false;
+  if (NextStepEndsProcess(t)) return false;
+  switch (code_[c.pc].op) {
+    case Op::kLi: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
+    case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul: case Op::kLa:
+    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
+    case Op::kJmp: case Op::kCall: case Op::kSig: case Op::kNop: case Op::kFence:
+    case Op::kAssert: case Op::kGetcpu: case Op::kRseqAddr:
+      return true;
+    case Op::kRet:
+      return c.call_depth > 0;  // exit and sigreturn are visible
+    default:
+      return false;
+  }
+}
+
+bool Machine::IpMayRestart(int t, uint32_t pc) const {
+  for (const CsDescriptor& d : s_.program.descriptors) {
+    if (pc >= d.start && pc < d.post_commit) return true;
+  }
+  return abi_->InRseqCs(*this, t, CodeAddress(pc));
+}
+
+namespace {
+
+// True if the next step may read a CPU the event (or a later one) changes:
+// rule (c) above.
+bool ReadsMovableCpu(const SimThread& th, DecisionKind kind, bool later_events) {
+  return later_events || th.preempt_lock_flag != 0 ||
+         (kind != DecisionKind::kPreempt && kind != DecisionKind::kIpi);
+}
+
+}  // namespace
+
+bool Machine::EventCommutesWithNextStep(int t, DecisionKind kind, int signo, bool later_events) const {
+  if (kind == DecisionKind::kStep || !NextStepIsThreadLocal(t)) return false;
+  const SimThread& th = threads_[t];
+  if (kind == DecisionKind::kSignal && HandlerReadsSigctx(signo)) return false;
+  if (th.preempt_lock_flag != 0 && HandlerReadsSigctx(th.preempt_lock_signo)) return false;
+  const Context& c = th.cur();
+  const Instr& in = code_[c.pc];
+  uint32_t next[2] = {c.pc + 1, c.pc + 1};
+  switch (in.op) {
+    case Op::kGetcpu:
+      if (ReadsMovableCpu(th, kind, later_events)) return false;
+      break;
+    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
+      next[1] = in.target;
+      break;
+    case Op::kJmp:
+      next[0] = next[1] = in.target;
+      break;
+    case Op::kCall:
+      next[0] = next[1] = s_.program.functions[in.target].first;  // within kMaxCallDepth: NextStepEndsProcess
+      break;
+    case Op::kRet:
+      next[0] = next[1] = c.ret_stack[c.call_depth - 1];  // call_depth > 0: NextStepIsThreadLocal
+      break;
+    default:
+      break;
+  }
+  return !IpMayRestart(t, c.pc) && !IpMayRestart(t, next[0]) && !IpMayRestart(t, next[1]);
+}
+
+// Marks every function `f` may call (transitively) in `reach`.
+static void MarkCallees(const Program& p, uint32_t f, std::vector<bool>& reach) {
+  if (reach[f]) return;
+  reach[f] = true;
+  const Function& fn = p.functions[f];
+  for (uint32_t i = fn.first; i < fn.first + fn.count; ++i) {
+    if (p.code[i].op == Op::kCall) MarkCallees(p, p.code[i].target, reach);
+  }
+}
+
+uint64_t Machine::SignalsWhoseHandlerReadsSigctx(const Scenario& s) {
+  const Program& p = s.program;
+  uint64_t bits = 0;
+  for (const SignalSpec& sg : s.signals) {
+    if (sg.handler < 0 || sg.signo < 0 || sg.signo > kMaxSignal) continue;
+    std::vector<bool> reach(p.functions.size(), false);
+    MarkCallees(p, static_cast<uint32_t>(sg.handler), reach);
+    for (size_t f = 0; f < reach.size(); ++f) {
+      const Function& fn = p.functions[f];
+      for (uint32_t i = fn.first; reach[f] && i < fn.first + fn.count; ++i) {
+        if (p.code[i].op == Op::kSigctxRestart) bits |= uint64_t{1} << sg.signo;
+      }
+    }
+  }
+  return bits;
+}
+
+}  // namespace rseqmc

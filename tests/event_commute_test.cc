@@ -1,0 +1,307 @@
+// Events only where they can matter (issue 18): one test per rule of
+// Machine::EventCommutesWithNextStep (sim/event_commute.cc), at chosen
+// instruction boundaries of small programs, and what the exploration does
+// with it (model/explorer.cc). The soundness tests over every built-in and
+// generated programs are in tests/explorer_test.cc (DeferredEvents*).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/explorer.h"
+#include "scenarios/parser.h"
+#include "sim/machine.h"
+#include "sim/scheduler.h"
+#include "sim/simulator.h"
+#include "tests/rule_helpers.h"
+
+namespace rseqmc {
+namespace {
+
+// What Machine::EventCommutesWithNextStep answered for thread 0 at one
+// boundary, per event.
+struct Answers {
+  bool preempt = false, migrate = false, ipi = false;
+  std::map<int, bool> signal;  // by signo
+  bool preempt_with_later = false;  // later_events = true
+};
+
+// The events merged here: "preempt preempt+later migrate ipi signal12"
+// for all of them with SIGUSR2's only ("" for none).
+std::string Merged(const Answers& a) {
+  std::string out;
+  auto add = [&out](bool merged, const std::string& what) {
+    if (merged) out += (out.empty() ? "" : " ") + what;
+  };
+  add(a.preempt, "preempt");
+  add(a.preempt_with_later, "preempt+later");
+  add(a.migrate, "migrate");
+  add(a.ipi, "ipi");
+  for (const auto& [signo, merged] : a.signal) add(merged, "signal" + std::to_string(signo));
+  return out;
+}
+
+// Runs thread 0 (every other thread waits: they start on CPU 1 and step only
+// when thread 0 is done) and records the answers at every boundary, by pc,
+// the first time thread 0 reaches it.
+class Recorder : public Scheduler {
+ public:
+  Decision Choose(const ChoiceView& view) override {
+    const Machine& m = view.machine();
+    const int c0 = m.thread(0).cpu;
+    if (m.cpu(c0).running == 0 && m.thread(0).depth == 0) {
+      const uint32_t pc = m.thread(0).cur().pc;
+      if (!at.count(pc)) {
+        Answers a;
+        a.preempt = m.EventCommutesWithNextStep(0, DecisionKind::kPreempt, -1, false);
+        a.preempt_with_later = m.EventCommutesWithNextStep(0, DecisionKind::kPreempt, -1, true);
+        a.migrate = m.EventCommutesWithNextStep(0, DecisionKind::kMigrate, -1, false);
+        a.ipi = m.EventCommutesWithNextStep(0, DecisionKind::kIpi, -1, false);
+        for (const SignalSpec& sg : m.scenario().signals) {
+          a.signal[sg.signo] = m.EventCommutesWithNextStep(0, DecisionKind::kSignal, sg.signo, false);
+        }
+        at[pc] = a;
+      }
+    }
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      if (view.Runnable(c)) return Decision::Step(c);
+    }
+    return Decision::Stop();
+  }
+  std::map<uint32_t, Answers> at;
+};
+
+std::map<uint32_t, Answers> Record(const Scenario& s, KernelModel k = KernelModel::kMmCid) {
+  RunOptions o;
+  o.kernel = rules::Kernel(k);
+  Simulator sim(s, o);
+  Recorder rec;
+  sim.Run(rec);
+  return rec.at;
+}
+
+// A thread that arms a section and runs through it; register-only
+// instructions before, at the edge of and after the section; a cpu_id load
+// and a getcpu outside it; two signals, one whose handler reads the
+// interrupted context (through a function it calls) and one whose does not.
+constexpr const char* kRules = R"(
+scenario event_rules
+cpus 2
+var x: u64 = 0
+var hits: u64 = 0
+
+func worker
+  li    r1, 1
+plain:
+  add   r1, r1, 1
+cpu_load:
+  rseq_load r2, cpu_id
+read_cpu:
+  getcpu
+  rseq_arm cs
+before_start:
+  li    r3, 2
+start:
+  la    r4, x
+  st    [r4], r3
+post:
+  li    r5, 3
+after:
+  add   r5, r5, 1
+  ret
+  sig   0x53053053
+abort:
+  ret
+  cs cs start=start post_commit=post abort=abort
+end
+
+func guard
+start:
+  st    [r9], r0
+end:
+  ret
+restart:
+  ret
+  region guard_region start=start end=end restart=restart
+end
+
+func restart_guarded
+  sigctx_restart guard_region
+  ret
+end
+
+func on_usr1
+  call  restart_guarded
+  ret
+end
+
+func on_usr2
+  la    r1, hits
+  li    r2, 1
+  xadd  r3, [r1], r2
+  ret
+end
+
+func idle
+  ret
+end
+
+signal SIGUSR1 handler on_usr1
+signal SIGUSR2 handler on_usr2
+thread w entry worker cpu 0 affinity all
+thread z entry idle cpu 1
+expect pass
+)";
+
+class EventCommute : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    s_ = ParseScenario(kRules, "event_rules.rsq");
+    at_ = Record(s_);
+  }
+  const Answers& At(const std::string& label, uint32_t offset = 0) {
+    const uint32_t pc = rules::Pc(s_, "worker", label, offset);
+    EXPECT_TRUE(at_.count(pc)) << label;
+    return at_[pc];
+  }
+  Scenario s_;
+  std::map<uint32_t, Answers> at_;
+};
+
+// Before a register-only instruction outside every section (add r1, r1, 1
+// at `plain`, going to a cpu_id load outside too): every event is merged
+// with the same event one boundary later, except the signal whose handler
+// reads the interrupted context.
+TEST_F(EventCommute, ARegisterOnlyStepOutsideEverySectionIsMerged) {
+  EXPECT_EQ(Merged(At("plain")), "preempt preempt+later migrate ipi signal12");
+}
+
+// A handler that calls a function with sigctx_restart reads the IP the
+// signal interrupted: b and b+1 are different to it.
+TEST_F(EventCommute, ASignalWhoseHandlerReadsSigctxIsNotMerged) {
+  EXPECT_TRUE(s_.signals.size() == 2);
+  for (const char* label : {"plain", "post", "after"}) {
+    EXPECT_FALSE(At(label).signal.at(kSigUsr1)) << label;
+    EXPECT_TRUE(At(label).signal.at(kSigUsr2)) << label;
+  }
+}
+
+// rseq_load cpu_id reads the rseq area, which the kernel rewrites on return
+// to user space after a migration (and on every notify-resume).
+TEST_F(EventCommute, AnEventBeforeACpuIdLoadIsNotMerged) { EXPECT_EQ(Merged(At("cpu_load")), ""); }
+
+// getcpu reads the CPU: merged for a preemption or an IPI only when no
+// later event (a migration) can come before it; never for a migration, nor
+// for a signal (its handler may call sched_setaffinity).
+TEST_F(EventCommute, GetcpuIsMergedOnlyWhereNothingCanMoveTheThread) {
+  EXPECT_EQ(Merged(At("read_cpu")), "preempt ipi");
+}
+
+// li r3, 2 right before start_ip, with rseq_cs armed: the event there finds
+// the thread outside, the same event after the li finds it at start_ip,
+// inside: it aborts. Inside the section, nothing is merged either.
+TEST_F(EventCommute, AnEventJustBeforeStartIpIsNotMerged) {
+  EXPECT_EQ(Merged(At("before_start")), "");
+  EXPECT_EQ(Merged(At("start")), "");
+}
+
+// At post_commit (start_ip + post_commit_offset, outside) the li that
+// follows is merged although rseq_cs still points to the descriptor.
+TEST_F(EventCommute, AnEventAtPostCommitIsMerged) {
+  EXPECT_TRUE(At("post").preempt);
+  EXPECT_TRUE(At("after").preempt);
+}
+
+// A descriptor's range counts as inside even before anything arms it (a
+// handler could arm it while the thread waits there), and so does a region
+// of the 2015 RFC or the preempt-lock scheme.
+TEST(EventCommuteRanges, EveryDescriptorRangeCountsAsInsideArmedOrNot) {
+  const Scenario s = ParseScenario(R"(
+scenario unarmed
+cpus 1
+var x: u64 = 0
+func worker
+  la    r9, x
+start:
+  st    [r9], r1
+post:
+  li    r3, 3
+  ret
+  sig   0x53053053
+abort:
+  li    r0, -1
+  ret
+  cs never_armed start=start post_commit=post abort=abort
+end
+thread w entry worker cpu 0
+expect pass
+)", "unarmed.rsq");
+  const std::map<uint32_t, Answers> at = Record(s);
+  EXPECT_FALSE(at.at(rules::Pc(s, "worker", "start") - 1).preempt);  // la r9, x: goes to start
+  EXPECT_TRUE(at.at(rules::Pc(s, "worker", "post")).preempt);        // outside, goes outside
+}
+
+// Under the 2015 RFC ABI the kernel restarts inside a registered region
+// (KernelAbi::InRseqCs of sim/kernel/rfc2015.cc): the same edges hold.
+TEST(EventCommuteRanges, Rfc2015RegionsAreSectionsToo) {
+  const Scenario s = ParseScenario(R"(
+scenario rfc_edges
+cpus 2
+var cpu: u32 = 0
+var n: u64 = 0
+func worker
+  rfc_region r
+  la    r9, cpu
+  rfc_cpu_ptr r9
+outside:
+  li    r1, 1
+before:
+  la    r2, n
+start:
+  li    r3, 3
+  st    [r2], r3
+post:
+  li    r5, 5
+  ret
+restart:
+  ret
+  region r start=start end=post restart=restart
+end
+thread w entry worker cpu 0 affinity all
+expect pass
+)", "rfc_edges.rsq");
+  const std::map<uint32_t, Answers> at = Record(s, KernelModel::kRfc2015);
+  EXPECT_TRUE(at.at(rules::Pc(s, "worker", "outside")).preempt);
+  EXPECT_TRUE(at.at(rules::Pc(s, "worker", "outside")).migrate);
+  EXPECT_FALSE(at.at(rules::Pc(s, "worker", "before")).preempt);
+  EXPECT_FALSE(at.at(rules::Pc(s, "worker", "start")).preempt);
+  EXPECT_FALSE(at.at(rules::Pc(s, "worker", "start")).migrate);
+  EXPECT_TRUE(at.at(rules::Pc(s, "worker", "post")).preempt);
+}
+
+// What the exploration does with it: on the rules program, plain DFS with
+// events at every boundary and DFS with one position per class reach the
+// same outcomes, with fewer executions.
+TEST(EventCommuteExplore, OneRepresentativePerClassKeepsTheOutcomes) {
+  const Scenario s = ParseScenario(kRules, "event_rules.rsq");
+  for (uint32_t k : {1u, 2u}) {
+    ExploreOptions o;
+    o.strategy = StrategyKind::kDfs;
+    o.bounds.max_events = k;
+    o.stop_at_first_failure = false;
+    o.defer_events = false;
+    const ExploreResult plain = Explore(s, o);
+    o.defer_events = true;
+    const ExploreResult merged = Explore(s, o);
+    ASSERT_TRUE(plain.complete);
+    ASSERT_TRUE(merged.complete);
+    EXPECT_EQ(merged.outcomes, plain.outcomes) << "K=" << k;
+    EXPECT_LT(merged.executions, plain.executions) << "K=" << k;
+    RecordProperty("executions_K" + std::to_string(k), std::to_string(plain.executions) + "->" +
+                                                          std::to_string(merged.executions));
+  }
+}
+
+}  // namespace
+}  // namespace rseqmc
