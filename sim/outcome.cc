@@ -98,10 +98,15 @@ void OutcomeInserter::Reindex(const std::set<Outcome>& set) {
   for (const Outcome& o : set) Add(Hash(o), &o);
   set_ = &set;
   indexed_ = set.size();
+  first_ = set.empty() ? nullptr : &*set.begin();
 }
 
 bool OutcomeInserter::Insert(const ExecutionResult& r, std::set<Outcome>& set) {
-  if (set_ != &set || indexed_ != set.size()) Reindex(set);
+  // Another set, or this one refilled behind our back (a resumed snapshot's
+  // outcomes; a swap or assignment from another set, whose nodes are new
+  // even where the size is equal): index what it holds now.
+  const Outcome* first = set.empty() ? nullptr : &*set.begin();
+  if (set_ != &set || indexed_ != set.size() || first_ != first) Reindex(set);
   const uint64_t h = Hash(r);
   if (!slots_.empty()) {
     const size_t mask = slots_.size() - 1;
@@ -114,6 +119,7 @@ bool OutcomeInserter::Insert(const ExecutionResult& r, std::set<Outcome>& set) {
   const auto [pos, added] = set.insert(OutcomeOf(s_, r));
   if (added) Add(h, &*pos);
   indexed_ = set.size();
+  first_ = &*set.begin();
   return added;
 }
 

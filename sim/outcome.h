@@ -48,9 +48,10 @@ struct ReachableOutcomes {
 // with the set's element (SameOutcome), so the set ends exactly as with
 // `set.insert(OutcomeOf(s, r))`; only a new outcome is built. The set's
 // elements are indexed by address: the inserter re-indexes the whole set
-// when its size is not the one it left (elements added or removed by
-// others); erasing and adding the same number behind its back is not
-// supported. Not thread-safe; one per set.
+// when its size or its first element is not the one it left (elements added
+// or removed by others, the set swapped with or assigned from another);
+// erasing and adding the same number of elements behind its back, keeping
+// the first, is not supported. Not thread-safe; one per set.
 class OutcomeInserter {
  public:
   explicit OutcomeInserter(const Scenario& s);
@@ -73,6 +74,7 @@ class OutcomeInserter {
   size_t symbols_end_ = 0;  // bytes of the symbol region (OutcomeOf's `symbols`)
   const std::set<Outcome>* set_ = nullptr;  // the set indexed
   size_t indexed_ = 0;                       // its size when last indexed
+  const Outcome* first_ = nullptr;           // its first element when last indexed
   std::vector<Slot> slots_;                  // a power of two, or empty
   size_t used_ = 0;
 };
