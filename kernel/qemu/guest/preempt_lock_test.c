@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -117,11 +118,28 @@ static void reset(void)
 }
 
 /* A switch-out: nanosleep() blocks, so the thread is switched out. */
+/*
+ * One switch-out at least, proven by the thread's context-switch count:
+ * nanosleep() does not always block (do_nanosleep() skips schedule() when
+ * the hrtimer already fired, which a TCG guest's jumping clock on a loaded
+ * host makes happen: seen once at -smp 4), so sleep again until the count
+ * moved.
+ */
+static long switches(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
 static void switch_out(void)
 {
 	struct timespec ts = { 0, 1000000 };
+	long before = switches();
 
-	nanosleep(&ts, NULL);
+	for (int i = 0; i < 1000 && switches() == before; i++)
+		nanosleep(&ts, NULL);
 }
 
 static void errors(void)
