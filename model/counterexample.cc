@@ -46,6 +46,17 @@ ExecutionResult Replay(const Scenario& s, const ExploreOptions& search, const Sc
   return r;
 }
 
+// Counterexample::trace_omitted for an execution of `steps` steps.
+std::string TraceOmittedText(uint64_t steps, uint64_t max_memory_bytes) {
+  const uint64_t mib = uint64_t{1} << 20;
+  const bool overflows = steps > UINT64_MAX / kCounterexampleBytesPerStep;
+  const std::string need =
+      overflows ? "more than 2^64 bytes" : "about " + std::to_string(steps * kCounterexampleBytesPerStep / mib + 1) + " MiB";
+  return "not recorded: the execution runs " + std::to_string(steps) + " steps, whose timeline would take " + need +
+         ", over --max-memory " + std::to_string(max_memory_bytes / mib) +
+         " MiB; replay it with a smaller --max-steps, or raise --max-memory";
+}
+
 void CollectSymbols(const Expr& e, std::set<std::string>& out) {
   if (e.kind == Expr::Kind::kSymbol || e.kind == Expr::Kind::kIndex || e.kind == Expr::Kind::kSum) {
     out.insert(e.name);
@@ -80,8 +91,20 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
 
   cx.schedule = MinimizeEvents(s, failure.schedule, replay_verdict, search, &cx.stats);
   cx.token = EncodeSchedule(s, cx.schedule);
+  // Untraced first: its step count says whether a trace fits the memory
+  // budget (a spin-wait livelock replays to --max-steps, which may be 1e9).
+  ExecutionResult untraced = Replay(s, search, cx.schedule, /*trace=*/false);
+  if (search.max_memory_bytes != 0 && untraced.steps > search.max_memory_bytes / kCounterexampleBytesPerStep) {
+    cx.trace_omitted = TraceOmittedText(untraced.steps, search.max_memory_bytes);
+    cx.run = std::move(untraced);
+    if (cx.deterministic && cx.run.verdict != replay_verdict) {
+      cx.deterministic = false;
+      cx.determinism_problem = "the minimised schedule replayed to verdict " +
+                               std::string(VerdictName(cx.run.verdict)) + ", not " + VerdictName(replay_verdict);
+    }
+    return cx;
+  }
   cx.run = Replay(s, search, cx.schedule, /*trace=*/true);
-  const ExecutionResult untraced = Replay(s, search, cx.schedule, /*trace=*/false);
   if (cx.deterministic && (cx.run.verdict != replay_verdict || untraced.verdict != replay_verdict)) {
     cx.deterministic = false;
     cx.determinism_problem = "the minimised schedule replayed to verdict " + std::string(VerdictName(cx.run.verdict)) +
@@ -150,6 +173,7 @@ ExploreOptions FewerEventsSearch(const ExploreOptions& explored) {
   search.oracle = explored.oracle;  // a failure the oracle found must stay one
   search.defer_events = explored.defer_events;  // --all-event-positions searches every position here too
   search.max_executions = kFewerEventsBudget;
+  search.max_memory_bytes = explored.max_memory_bytes;  // also bounds the counterexample's trace
   return search;
 }
 

@@ -33,12 +33,26 @@ struct Counterexample {
   // and the minimised one to the same verdict and hash twice (traced and not).
   bool deterministic = true;
   std::string determinism_problem;  // what differed, when !deterministic
+  // Set when `run` carries no trace because recording it would exceed the
+  // search's max_memory_bytes (kCounterexampleBytesPerStep per step): says
+  // how many steps, the estimate and what to do. `run` is then the untraced
+  // replay (verdict, final memory, thread outcomes and properties intact).
+  std::optional<std::string> trace_omitted;
 };
+
+// Bytes a traced counterexample costs per step of its execution: its Trace
+// (about 21, sim/trace.h) and the timeline text the report builds from it
+// (about 45 a line, held while the report is assembled). Measured: `rseqmc
+// check` of a spin-wait livelock with --max-steps 4000000 peaked at 631 MB
+// (about 155 per step); rounded up to stay an upper bound.
+inline constexpr uint64_t kCounterexampleBytesPerStep = 256;
 
 // Confirms, minimises and replays `failure` of `s`. `search` is what
 // MinimizeEvents uses for the search for fewer events (bounds, RunOptions,
 // oracle, interrupt flag, max_executions budget); its run.record_trace is
-// ignored. Never throws for a schedule the explorer made.
+// ignored; its max_memory_bytes (0 = unlimited) bounds the trace recorded
+// for the report (Counterexample::trace_omitted). Never throws for a schedule
+// the explorer made.
 Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& search, const Failure& failure);
 
 // "broken: ..." lines: for each property that does not hold, its text, value

@@ -450,6 +450,39 @@ TEST(CheckCliTest, JsonHasOneValidObjectPerScenarioWithTheDocumentedKeys) {
       << "the four 2015-RFC built-ins (rfc2015_selftest, alloc_percpu_rfc2015 and their planted bugs) are not for 6.19";
 }
 
+// A spin-wait livelock replays to --max-steps, and its counterexample's
+// timeline costs kCounterexampleBytesPerStep (256) bytes a step: with
+// --max-steps 1000000000 the report asked for about 240 GiB and the kernel's
+// OOM killer ended rseqmc (and starved the other users) while --max-memory
+// said 4G. Past the budget the timeline is left out, saying why; the
+// verdict, the minimised schedule and the replay command are unchanged.
+// Here 16M / 256 = 65536 steps fit and the execution runs 200000.
+TEST(CheckCliTest, ACounterexampleTimelineOverMaxMemoryIsLeftOutNotRecorded) {
+  const std::vector<std::string> args = {"check", Fixture("cli_spin.rsq"), "--max-steps", "200000",
+                                         "--max-memory", "16M"};
+  CliResult r = RunCli(args);
+  EXPECT_EQ(r.code, 0) << Describe(args, r);
+  EXPECT_NE(r.out.find("verdict:  fail livelock   expected: fail livelock   -> ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("timeline: not recorded: the execution runs 200000 steps, whose timeline would take about "
+                       "49 MiB, over --max-memory 16 MiB; replay it with a smaller --max-steps, or raise --max-memory\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("  step | cpu0"), std::string::npos) << "no timeline expected\n" << r.out;
+  EXPECT_NE(r.out.find("schedule: rsq1."), std::string::npos) << r.out;
+  EXPECT_LT(r.out.size(), 4000u) << "the timeline of 200000 steps is about 9 MB";
+  const std::vector<std::string> json = {"check", "--json", Fixture("cli_spin.rsq"), "--max-steps", "200000",
+                                         "--max-memory", "16M"};
+  CliResult j = RunCli(json);
+  EXPECT_EQ(j.code, 0) << Describe(json, j);
+  EXPECT_EQ(JsonField(j.out, "trace_omitted").rfind("not recorded: the execution runs 200000 steps", 0), 0u) << j.out;
+  EXPECT_EQ(JsonField(j.out, "steps"), "200000") << j.out;
+  // Within the budget (the default 4G) the timeline is there, and the JSON says nothing was left out.
+  const std::vector<std::string> small = {"check", "--json", Fixture("cli_spin.rsq"), "--max-steps", "200"};
+  CliResult k = RunCli(small);
+  EXPECT_EQ(k.code, 0) << Describe(small, k);
+  EXPECT_EQ(JsonField(k.out, "trace_omitted"), "null") << k.out;
+}
+
 // Stateful search reports what its visited set costs and risks, in text and
 // JSON, for each storage mode; the compact modes visit the same states here.
 TEST(CheckCliTest, StatefulReportsBytesPerStateAndTheOmissionEstimate) {

@@ -127,7 +127,8 @@ po::options_description VisibleOptions() {
       ("max-memory", po::value<std::string>()->value_name("BYTES"),
        "Stop a scenario when the exploration's memory exceeds BYTES (suffix K, M, G or T; default 4G): "
        "the path, the machine checkpoints (at most BYTES/8, at most 128M: the longer the executions, the "
-       "sparser they are), stateful search's visited set and the distinct outcomes.")
+       "sparser they are), stateful search's visited set and the distinct outcomes. A counterexample "
+       "whose timeline would exceed it (256 bytes a step) is printed without the timeline, saying so.")
       ("state-storage", po::value<std::string>()->value_name("MODE"),
        "Stateful search's visited set: hash128 (default; 128-bit state hashes, the golden counts), "
        "hash64 (hash compaction: half the bytes per state) or bitstate (a fixed bit array, 3 bits per "
@@ -544,6 +545,11 @@ class Checker {
       return;
     }
     const Counterexample& cx = *c.cx;
+    if (cx.trace_omitted) {
+      std::cerr << "rseqmc check: the counterexample's timeline was " << *cx.trace_omitted << ": " << *a_.html
+                << " not written\n";
+      return;
+    }
     WriteHtmlFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
   }
 
@@ -610,7 +616,11 @@ class Checker {
             << (InterruptFlag().load() ? "Ctrl-C" : "the time limit")
             << "; this is the smallest failing schedule found so far\n";
       }
-      out << FormatTimeline(s, cx.run) << "\n";
+      if (cx.trace_omitted) {
+        out << "timeline: " << *cx.trace_omitted << "\n\n";
+      } else {
+        out << FormatTimeline(s, cx.run) << "\n";
+      }
       out << "schedule: " << cx.token << " (minimised)\n" << FormatScheduleEntries(s, cx.schedule);
       out << "replay:   " << ReplayCommand(t, cx.token) << "\n";
     }
@@ -741,6 +751,7 @@ class Checker {
         << ",\"search_executions\":" << cx.stats.search_executions
         << ",\"minimisation_complete\":" << (cx.stats.stopped ? "false" : "true")
         << ",\"deterministic\":" << (cx.deterministic ? "true" : "false")
+        << ",\"trace_omitted\":" << (cx.trace_omitted ? JsonQuote(*cx.trace_omitted) : std::string("null"))
         << ",\"replay\":" << JsonQuote(ReplayCommand(t, cx.token)) << ",\"trace\":" << FormatJson(t.scenario, cx.run)
         << "}";
     }
