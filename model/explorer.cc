@@ -1634,6 +1634,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
     if (o.strategy == StrategyKind::kRandom) {
       RandomOptions ro;
       ro.max_events = o.bounds.max_events;
+      ro.skip_local_boundaries = o.defer_events;
       sched = std::make_unique<BoundedRandomScheduler>(s, o.seed, ro, o.bounds);
     } else {
       sched = std::make_unique<PctScheduler>(s, o.seed, o.pct_depth, o.bounds);

@@ -131,7 +131,9 @@ struct ExploreOptions {
   // equivalent positions is explored: the last. Under every ABI, the 2015
   // RFC's included. false (`rseqmc check --all-event-positions`): events at
   // every boundary, the reference this reduction is tested against
-  // (tests/explorer_test.cc). Random and PCT ignore it.
+  // (tests/explorer_test.cc). Random: true decides only at boundaries that
+  // can make a difference (RandomOptions::skip_local_boundaries), false asks
+  // at every boundary (the random stream before that shortcut). PCT ignores it.
   bool defer_events = true;
   // DFS only: cycle pruning. At a boundary where a thread is about to
   // sched_yield, the machine state (Machine::StateHash) is compared with the

@@ -64,6 +64,7 @@ class BoundedRandomScheduler : public Scheduler {
   void TakePromise() {
     defaults_ahead = inner_.defaults_ahead;
     inner_.defaults_ahead = 0;
+    local_boundaries = inner_.local_boundaries;
   }
   RandomScheduler inner_;
   Bounds bounds_;

@@ -45,24 +45,53 @@
 
 namespace rseqmc {
 
+LocalOp Machine::ClassifyLocalOp(Op op) {
+  switch (op) {
+    case Op::kLi: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
+    case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul: case Op::kLa:
+    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
+    case Op::kJmp: case Op::kSig: case Op::kNop: case Op::kFence: case Op::kGetcpu: case Op::kRseqAddr:
+      return LocalOp::kAlways;
+    case Op::kCall:    // within kMaxCallDepth (NextStepEndsProcess)
+    case Op::kAssert:  // when it passes (NextStepEndsProcess)
+    case Op::kRet:     // inside a function: exit and sigreturn are visible
+      return LocalOp::kDepends;
+    default:
+      return LocalOp::kNever;
+  }
+}
+
 bool Machine::NextStepIsThreadLocal(int t) const {
   const SimThread& th = threads_[t];
   if (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked) != 0) return false;
   const Context& c = th.cur();
   if (c.pc == kNativePc || c.pc >= code_size_) return false;
   if (NextStepEndsProcess(t)) return false;
-  switch (code_[c.pc].op) {
-    case Op::kLi: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
-    case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul: case Op::kLa:
-    case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
-    case Op::kJmp: case Op::kCall: case Op::kSig: case Op::kNop: case Op::kFence:
-    case Op::kAssert: case Op::kGetcpu: case Op::kRseqAddr:
+  switch (ClassifyLocalOp(code_[c.pc].op)) {
+    case LocalOp::kAlways:
       return true;
-    case Op::kRet:
-      return c.call_depth > 0;  // exit and sigreturn are visible
-    default:
-      return false;
+    case LocalOp::kDepends:
+      return code_[c.pc].op != Op::kRet || c.call_depth > 0;
+    case LocalOp::kNever:
+      break;
   }
+  return false;
+}
+
+// The random strategy's shortcut (Scheduler::LocalBoundaries). Without
+// events, a local step of the default thread commutes with every step of
+// every other thread (NextStepIsThreadLocal), so a CPU switch before it is
+// equivalent to the switch after it. With events still to come, it must also
+// commute with every event the scheduler may inject on the thread here: the
+// most restrictive kind is a migration with more events allowed after it
+// (getcpu never commutes with it, rule (c) above), and a signal whose handler
+// reads the interrupted context (rule (b)) is excluded for every signal at
+// once. Events on other CPUs touch neither the thread's registers nor its CPU
+// and commute with the step.
+bool Machine::LocalBoundaryIsFreeByRule(int t, Scheduler::LocalBoundaries mode) const {
+  if (mode == Scheduler::LocalBoundaries::kAsked || !NextStepIsThreadLocal(t)) return false;
+  return mode == Scheduler::LocalBoundaries::kNoEvents ||
+         (sigctx_handlers_ == 0 && EventCommutesWithNextStep(t, DecisionKind::kMigrate, -1, /*later_events=*/true));
 }
 
 bool Machine::IpMayRestart(int t, uint32_t pc) const {
@@ -89,28 +118,49 @@ bool Machine::EventCommutesWithNextStep(int t, DecisionKind kind, int signo, boo
   if (kind == DecisionKind::kSignal && HandlerReadsSigctx(signo)) return false;
   if (th.preempt_lock_flag != 0 && HandlerReadsSigctx(th.preempt_lock_signo)) return false;
   const Context& c = th.cur();
-  const Instr& in = code_[c.pc];
-  uint32_t next[2] = {c.pc + 1, c.pc + 1};
+  if (code_[c.pc].op == Op::kGetcpu && ReadsMovableCpu(th, kind, later_events)) return false;
+  const auto [a, b] = SuccessorsOf(t, c.pc);
+  return !IpMayRestart(t, c.pc) && !IpMayRestart(t, a) && !IpMayRestart(t, b);
+}
+
+std::pair<uint32_t, uint32_t> Machine::SuccessorsOf(int t, uint32_t pc) const {
+  const Instr& in = code_[pc];
   switch (in.op) {
-    case Op::kGetcpu:
-      if (ReadsMovableCpu(th, kind, later_events)) return false;
-      break;
     case Op::kBeq: case Op::kBne: case Op::kBlt: case Op::kBge: case Op::kBltu: case Op::kBgeu:
-      next[1] = in.target;
-      break;
+      return {pc + 1, in.target};
     case Op::kJmp:
-      next[0] = next[1] = in.target;
-      break;
-    case Op::kCall:
-      next[0] = next[1] = s_.program.functions[in.target].first;  // within kMaxCallDepth: NextStepEndsProcess
-      break;
-    case Op::kRet:
-      next[0] = next[1] = c.ret_stack[c.call_depth - 1];  // call_depth > 0: NextStepIsThreadLocal
-      break;
+      return {in.target, in.target};
+    case Op::kCall:  // within kMaxCallDepth: NextStepEndsProcess
+      return {s_.program.functions[in.target].first, s_.program.functions[in.target].first};
+    case Op::kRet: {  // call_depth > 0: NextStepIsThreadLocal
+      const Context& c = threads_[t].cur();
+      return {c.ret_stack[c.call_depth - 1], c.ret_stack[c.call_depth - 1]};
+    }
     default:
-      break;
+      return {pc + 1, pc + 1};
   }
-  return !IpMayRestart(t, c.pc) && !IpMayRestart(t, next[0]) && !IpMayRestart(t, next[1]);
+}
+
+bool Machine::AbiMayRestart(int t, uint32_t pc) const {
+  const auto [a, b] = SuccessorsOf(t, pc);
+  return abi_->InRseqCs(*this, t, CodeAddress(pc)) || abi_->InRseqCs(*this, t, CodeAddress(a)) ||
+         (b != a && abi_->InRseqCs(*this, t, CodeAddress(b)));
+}
+
+void Machine::ClassifyFreeBoundaries() {
+  std::vector<uint8_t> in_desc(code_size_ + 1, 0);  // + 1: the pc after the last instruction
+  for (const CsDescriptor& d : s_.program.descriptors) {
+    for (uint32_t i = d.start; i < d.post_commit && i <= code_size_; ++i) in_desc[i] = 1;
+  }
+  free_at_.assign(code_size_, 0);
+  for (uint32_t pc = 0; pc < code_size_; ++pc) {
+    if (local_op_[pc] != LocalOp::kAlways) continue;
+    free_at_[pc] = kFreeWithoutEvents;
+    const auto [a, b] = SuccessorsOf(0, pc);  // no ret: kDepends
+    const bool inside = in_desc[pc] || (a <= code_size_ && in_desc[a]) || (b <= code_size_ && in_desc[b]) ||
+                        a > code_size_ || b > code_size_;
+    if (!inside && code_[pc].op != Op::kGetcpu && sigctx_handlers_ == 0) free_at_[pc] |= kFreeWithEvents;
+  }
 }
 
 // Marks every function `f` may call (transitively) in `reach`.

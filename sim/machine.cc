@@ -138,6 +138,9 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
   }
   cpus_.resize(num_cpus_);
   fiber_active_.assign(s.threads.size(), 0);
+  local_op_.reserve(code_size_);
+  for (const Instr& in : p.code) local_op_.push_back(ClassifyLocalOp(in.op));
+  ClassifyFreeBoundaries();
 }
 
 Machine::~Machine() = default;
@@ -535,7 +538,17 @@ int Machine::Decide() {
   }
   if (clock_ != nullptr && next_due_ns_ <= clock_->HorizonNs()) WakeDue(clock_->HorizonNs());
   int cpu;
-  for (;;) {
+  for (bool asked = false;; asked = true) {
+    // A boundary before a local step of the default thread, where the
+    // scheduler has not chosen an event yet: nothing to decide
+    // (Scheduler::local_boundaries).
+    if (!asked && sched_->local_boundaries != Scheduler::LocalBoundaries::kAsked && cpus_[last_cpu_].running >= 0 &&
+        LocalBoundaryIsFree(cpus_[last_cpu_].running, sched_->local_boundaries)) {
+      ++boundary_;
+      if (fp_on_) fp_.Clear();
+      cpu = last_cpu_;
+      break;
+    }
     if (sched_->defaults_ahead > 0) {
       // Promised default (Scheduler::defaults_ahead): continue on the same CPU.
       --sched_->defaults_ahead;
@@ -604,39 +617,34 @@ void Machine::RunDirect() {
     if (t < 0) return;
     for (;;) {
       // Here the boundary before t's next instruction has been taken.
-      // (Without a promised default, e.g. under exhaustive search, Step alone.)
-      if (plain && sched_->defaults_ahead > 0) {
-        Scheduler& s = *sched_;
-        // Up to the next budget or fairness check (check_at_ > steps_ here).
-        const uint64_t n = RunPlain(t, std::min(s.defaults_ahead, check_at_ > steps_ + 1 ? check_at_ - steps_ - 1 : 0));
-        if (n > 0) {
-          // n instructions over n - 1 promised default boundaries.
-          s.defaults_ahead -= n - 1;
-          boundary_ += n - 1;
-          if (s.defaults_ahead == 0 || steps_ >= check_at_) break;
-          // The instruction RunPlain stopped at takes the next default: no
-          // plain instruction changes what the checks below look at.
-          --s.defaults_ahead;
-          ++boundary_;
-        }
+      // (Under exhaustive search, which promises nothing, Step alone.)
+      if (plain && (sched_->defaults_ahead > 0 || sched_->local_boundaries != Scheduler::LocalBoundaries::kAsked)) {
+        bool taken = false;
+        RunPlain(t, taken);
+        if (!taken) break;
       }
       const Stop st = Step(t);
       if (st == Stop::kEnded) return;
-      if (st != Stop::kNext) break;
-      // A promised default boundary (Scheduler::defaults_ahead) where t goes
-      // on with nothing to do on the way back to user space: what Decide
-      // does there, without the call. Anything else goes through Decide.
-      if (sched_->defaults_ahead == 0 || finished_ || steps_ >= check_at_) break;
-      const SimThread& th = threads_[t];
-      if (cpus_[last_cpu_].running != t || th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked)) {
-        break;
-      }
-      --sched_->defaults_ahead;
-      ++boundary_;
-      if (fp_on_) fp_.Clear();
-      TouchThread(t);
+      if (st != Stop::kNext || !TakeQuietBoundary(t)) break;
     }
   }
+}
+
+bool Machine::TakeQuietBoundary(int t) {
+  // What Decide does at such a boundary, without the call.
+  if (finished_ || steps_ >= check_at_) return false;
+  const SimThread& th = threads_[t];
+  if (cpus_[last_cpu_].running != t || th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked)) {
+    return false;
+  }
+  if (!LocalBoundaryIsFree(t, sched_->local_boundaries)) {
+    if (sched_->defaults_ahead == 0) return false;
+    --sched_->defaults_ahead;  // a promised default (Scheduler::defaults_ahead)
+  }
+  ++boundary_;
+  if (fp_on_) fp_.Clear();
+  TouchThread(t);
+  return true;
 }
 
 void Machine::EndExecution() {
@@ -1418,7 +1426,7 @@ inline Machine::Stop Machine::Step(int t) {
   return Stop::kNext;
 }
 
-uint64_t Machine::RunPlain(int t, uint64_t max_defaults) {
+uint64_t Machine::RunPlain(int t, bool& taken) {
   // Step's semantics for the instructions that cannot end the execution or
   // change what the scheduler sees, with the pc, code and memory bounds held
   // in registers (the memory stores through mem_ would otherwise force every
@@ -1427,12 +1435,43 @@ uint64_t Machine::RunPlain(int t, uint64_t max_defaults) {
   Context& c = th.cur();
   int64_t* const r = c.r.data();
   const Instr* const code = code_;
+  const LocalOp* const local = local_op_.data();
   const uint32_t code_size = code_size_;
   uint8_t* const mem = mem_;
   const uint64_t area_base = area_base_;
+  Scheduler& sched = *sched_;
+  const Scheduler::LocalBoundaries mode = sched.local_boundaries;
+  // Return-to-user work makes no step local; no plain instruction changes it.
+  const bool may_be_free = mode != Scheduler::LocalBoundaries::kAsked && !th.notify_resume &&
+                           !th.preempt_lock_notify && (th.pending & ~th.blocked) == 0;
+  // Instructions before the next budget or fairness check (Decide checks at
+  // check_at_; it has just checked, or the caller saw steps_ < check_at_).
+  const uint64_t limit = check_at_ > steps_ ? check_at_ - steps_ : 1;
+  uint64_t defaults = sched.defaults_ahead;
+  uint64_t boundaries = 0;
   uint32_t pc = c.pc;
   uint64_t n = 0;
-  for (; n <= max_defaults; ++n) {
+  taken = true;
+  for (;; ++n) {
+    if (n > 0) {
+      // The boundary before the next instruction: free, a promised default,
+      // or Decide's.
+      bool free = false;
+      if (may_be_free && pc < code_size && local[pc] != LocalOp::kNever) {
+        if (mode == Scheduler::LocalBoundaries::kNoEvents && local[pc] == LocalOp::kAlways) {
+          free = true;  // LocalBoundaryIsFree without the calls
+        } else {
+          c.pc = pc;
+          free = LocalBoundaryIsFree(t, mode);
+        }
+      }
+      if (n >= limit || (!free && defaults == 0)) {
+        taken = false;
+        break;
+      }
+      defaults -= !free;
+      ++boundaries;
+    }
     if (pc >= code_size) break;  // also kNativePc
     const Instr& in = code[pc];
     const int64_t b = in.use_imm ? in.imm : r[in.rt];
@@ -1489,6 +1528,8 @@ uint64_t Machine::RunPlain(int t, uint64_t max_defaults) {
 out:
   c.pc = pc;
   steps_ += n;
+  boundary_ += boundaries;
+  sched.defaults_ahead = defaults;
   return n;
 }
 

@@ -179,6 +179,12 @@ struct MachineCheckpoint {
   bool default_waiting = false;
 };
 
+// Whether an instruction's step touches only its thread's registers
+// (Machine::NextStepIsThreadLocal), by opcode: always, never, or depending on
+// the thread's state (a call within kMaxCallDepth, a passing assert, a ret
+// inside a function).
+enum class LocalOp : uint8_t { kNever, kAlways, kDepends };
+
 class Machine {
  public:
   Machine(const Scenario& s, const RunOptions& options);
@@ -268,6 +274,43 @@ class Machine {
   // instruction nor any the step may go to may be restarted
   // (IpMayRestart). False for an event that is not injectable (kStep).
   bool EventCommutesWithNextStep(int t, DecisionKind kind, int signo, bool later_events) const;
+  // NextStepIsThreadLocal's classification of opcode `op`.
+  static LocalOp ClassifyLocalOp(Op op);
+  // True if the boundary before thread t's next step may be taken without
+  // asking the scheduler whose Scheduler::local_boundaries is `mode`: t's next
+  // step is thread-local and, unless `mode` is kNoEvents, every event the
+  // scheduler may inject on t here is equivalent to the same event at t's
+  // next boundary (EventCommutesWithNextStep for the most restrictive kind, a
+  // migration with more events to come; and no signal handler of the
+  // scenario reads the interrupted context). Always false for kAsked.
+  // The argument is in sim/event_commute.cc and sim/scheduler.h.
+  // (Inline: asked at every boundary of a random execution. The per-opcode
+  // facts come from a table made once per program; LocalBoundaryIsFreeByRule
+  // is the definition, tests/random_local_boundaries_test.cc checks they
+  // agree.)
+  bool LocalBoundaryIsFree(int t, Scheduler::LocalBoundaries mode) const {
+    if (mode == Scheduler::LocalBoundaries::kAsked) return false;
+    const SimThread& th = threads_[t];
+    if (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked) != 0) return false;
+    const uint32_t pc = th.cur().pc;
+    if (pc >= code_size_) return false;  // also kNativePc
+    const uint8_t f = free_at_[pc];
+    if (mode == Scheduler::LocalBoundaries::kNoEvents) {
+      if (f & kFreeWithoutEvents) return true;
+    } else if (f & kFreeWithEvents) {
+      return !AbiMayRestart(t, pc);
+    }
+    if (local_op_[pc] != LocalOp::kDepends) return false;
+    // A call, ret or assert: the cases decided by the thread's state alone.
+    const Op op = code_[pc].op;
+    const uint32_t depth = th.cur().call_depth;
+    if (op == Op::kRet && depth == 0) return false;  // thread exit or sigreturn
+    if (op != Op::kAssert && mode == Scheduler::LocalBoundaries::kNoEvents) {
+      return op == Op::kRet || depth < kMaxCallDepth;
+    }
+    return LocalBoundaryIsFreeByRule(t, mode);
+  }
+  bool LocalBoundaryIsFreeByRule(int t, Scheduler::LocalBoundaries mode) const;
   // True if an event with thread t at instruction `pc` may move t's IP
   // there, now or before t steps again: `pc` lies in the range
   // [start, post_commit) of any descriptor of the program (a struct rseq_cs
@@ -462,9 +505,7 @@ class Machine {
   // kernel call's own exit-to-user work). kNext: the thread goes on at the
   // next boundary.
   [[gnu::always_inline]] inline Stop Step(int t);
-  // Runs thread t's running context for at most max_defaults + 1 instructions
-  // (the first at the boundary already taken, each further one at a promised
-  // default boundary the caller accounts for) while they are plain: register
+  // Runs thread t's running context while its instructions are plain: register
   // and memory instructions, branches, call, ret within the thread's calls,
   // rseq field reads, arming, passing asserts, observe. Stops before any other
   // instruction (a kernel call, a ret that exits or returns from a signal
@@ -472,7 +513,20 @@ class Machine {
   // limit) and returns the number run; steps_ and the pc are updated, the
   // rest is exactly Step's effect. Only while nothing is recorded per
   // instruction (no trace, access log or footprint).
-  uint64_t RunPlain(int t, uint64_t max_defaults);
+  //
+  // Boundaries: the first instruction's was taken by the caller; RunPlain
+  // takes each further one itself if it is free (Scheduler::local_boundaries,
+  // LocalBoundaryIsFree) or a promised default is left (counted down in
+  // Scheduler::defaults_ahead), never once steps_ reaches check_at_, and
+  // counts them in boundary_. `taken` says whether the boundary before the
+  // instruction it stopped at was taken (that instruction is not plain: the
+  // caller runs it with Step) or not (Decide must decide it).
+  uint64_t RunPlain(int t, bool& taken);
+  // After thread t's step (Stop::kNext), outside RunPlain: takes the next
+  // boundary without Decide if nothing happens there (t still runs on the
+  // default CPU with no return-to-user work, no budget or fairness check
+  // due) and it is free or a promised default is left. False: Decide.
+  bool TakeQuietBoundary(int t);
   // The decision part of a boundary: asks the scheduler (events, who runs)
   // until a thread is chosen to run, then does its return-to-user work.
   // Returns that thread, or -1 if the execution ended.
@@ -661,6 +715,24 @@ class Machine {
   Footprint fp_;
   bool acc_ = false;            // RunOptions::record_accesses, for this execution
   std::vector<uint8_t> in_cs_;  // by code index: 1 inside some descriptor's [start, post_commit)
+  std::vector<LocalOp> local_op_;  // by code index: ClassifyLocalOp of its opcode (RunPlain)
+  // By code index, what LocalBoundaryIsFree knows from the program alone:
+  // kFreeWithoutEvents, the opcode is always local (LocalOp::kAlways);
+  // kFreeWithEvents, also no getcpu, neither it nor any instruction its step
+  // may go to lies in a descriptor's [start, post_commit), and no signal
+  // handler reads the interrupted context, so only the ABI's restart test
+  // of the moment is left (AbiMayRestart).
+  static constexpr uint8_t kFreeWithoutEvents = 1, kFreeWithEvents = 2;
+  std::vector<uint8_t> free_at_;
+  // The part of IpMayRestart that changes during an execution
+  // (KernelAbi::InRseqCs) at a kFreeWithEvents instruction `pc` and the
+  // instructions its step may go to (SuccessorsOf).
+  bool AbiMayRestart(int t, uint32_t pc) const;
+  // The instructions a step of thread-local instruction `pc` may go to
+  // (both the same if only one); for a ret, of thread t's running context.
+  std::pair<uint32_t, uint32_t> SuccessorsOf(int t, uint32_t pc) const;
+  // Fills free_at_ (after sigctx_handlers_ is known).
+  void ClassifyFreeBoundaries();
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()

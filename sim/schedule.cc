@@ -285,6 +285,7 @@ RandomScheduler::RandomScheduler(uint64_t seed, RandomOptions options) : seed_(s
   const double p_event = options_.p_preempt + options_.p_migrate + options_.p_signal + options_.p_ipi;
   p_any_ = std::min(1.0, p_event + options_.p_switch_cpu);
   t_event_ = p_any_ > 0 ? Threshold(p_event / p_any_) : 0;
+  has_events_ = p_event > 0;
   log1m_p_ = std::log1p(-p_any_);
   if (p_any_ > 0.0625 && p_any_ < 1) {
     // Thresholds T_j = 2^53 - floor(y_j * 2^53), y_j = (1 - p)^j by repeated
@@ -316,7 +317,10 @@ void RandomScheduler::Reseed(uint64_t seed) {
   for (uint64_t& w : s_) w = SplitMix(x);
 }
 
-void RandomScheduler::BeginExecution(const Machine&) { defaults_ahead = SampleQuiet(); }
+void RandomScheduler::BeginExecution(const Machine&) {
+  defaults_ahead = SampleQuiet();
+  SetLocalBoundaries(0);
+}
 
 // An injected event at a deviation (the rarer kind, kept out of Choose's
 // path for CPU switches): false if the drawn kind has no possible target
@@ -380,6 +384,7 @@ Decision RandomScheduler::Choose(const ChoiceView& view) {
   }
   // A deviation. Draw the length of the next quiet run first.
   defaults_ahead = SampleQuiet();
+  SetLocalBoundaries(m.total_events());
   const uint64_t r = Next();
   // Which deviation: an event with probability p_event / p_any, else a switch.
   Decision event;

@@ -85,6 +85,13 @@ struct RandomOptions {
   double p_signal = 0.01;
   double p_ipi = 0.005;
   uint32_t max_events = 8;     // total injected events per execution (preempt/migrate/signal/ipi)
+  // Decide only at boundaries that can make a difference
+  // (Scheduler::LocalBoundaries): the machine takes those before a
+  // thread-local step of the default thread itself, and the probabilities
+  // above are per boundary that is asked. false: every boundary is asked
+  // (the stream of releases before this shortcut; `rseqmc check
+  // --all-event-positions`).
+  bool skip_local_boundaries = true;
 };
 
 // Seeded random scheduler (xoshiro256** seeded by splitmix64). At each boundary
@@ -94,6 +101,10 @@ struct RandomOptions {
 // uniform among running ones) while fewer than max_events were injected, else a
 // switch to another runnable CPU. The same seed and scenario always give the
 // same execution; successive executions continue the random stream.
+// With RandomOptions::skip_local_boundaries, boundaries before a local step
+// are taken by the machine (Scheduler::LocalBoundaries: kNoEvents once
+// max_events were injected or no event has a probability, else
+// kUnlessEventMatters) and neither asked nor counted in the quiet runs.
 class RandomScheduler : public Scheduler {
  public:
   explicit RandomScheduler(uint64_t seed, RandomOptions options = {});
@@ -111,12 +122,21 @@ class RandomScheduler : public Scheduler {
   }
   [[gnu::always_inline]] inline uint64_t SampleQuiet();
   [[gnu::noinline]] bool ChooseEvent(const Machine& m, Decision& out);
+  // local_boundaries after `events` injected events: kNoEvents only when no
+  // further event can come (a wrapping scheduler that drops an event, like
+  // BoundedRandomScheduler, never breaks that promise).
+  void SetLocalBoundaries(uint32_t events) {
+    local_boundaries = !options_.skip_local_boundaries ? LocalBoundaries::kAsked
+                       : has_events_ && events < options_.max_events ? LocalBoundaries::kUnlessEventMatters
+                                                                     : LocalBoundaries::kNoEvents;
+  }
   uint64_t seed_;
   uint64_t s_[4];
   RandomOptions options_;
   double p_any_ = 0;        // probability that a boundary deviates from the default
   double log1m_p_ = 0;      // log(1 - p_any_)
   uint32_t t_event_ = 0;    // P(event | deviation) in 2^-32 units
+  bool has_events_ = false; // some event kind has a probability above 0
   // Quiet-run sampler for p_any_ > 1/16 (see SampleQuiet): from one 53-bit
   // draw x, the run is the number of j >= 1 with x >= quiet_t_[j - 1], where
   // quiet_t_[j - 1] = 2^53 - floor((1 - p_any_)^j * 2^53), so that

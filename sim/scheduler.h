@@ -148,6 +148,30 @@ class Scheduler {
   // count as boundaries). Set it in BeginExecution or Choose; it is the
   // random and replay schedulers' fast path for quiet stretches.
   uint64_t defaults_ahead = 0;
+
+  // A scheduler may also let the machine take the boundaries that cannot make
+  // a difference without asking it and without counting them in
+  // defaults_ahead: a boundary where the default CPU's thread's next step is
+  // thread-local (Machine::NextStepIsThreadLocal: registers only). Such a
+  // step commutes with every transition of every other thread, so a CPU
+  // switch there reaches, up to the order of independent steps, exactly what
+  // the same switch one boundary later reaches; by induction, what the
+  // switch reaches at the first boundary before a step that is not local,
+  // which is asked. (The exhaustive strategies' rule, model/explorer.cc
+  // StepIsLocal.) Injected events on other CPUs commute with the step too;
+  // an event on the thread's own CPU is equivalent one boundary later only
+  // where Machine::EventCommutesWithNextStep says so.
+  //   kAsked: every boundary goes to Choose (or defaults_ahead).
+  //   kNoEvents: local boundaries are taken; the scheduler promises to
+  //     inject no event before its next Choose call.
+  //   kUnlessEventMatters: local boundaries are taken where every injected
+  //     event on the thread is equivalent to the same event at the next
+  //     boundary (Machine::LocalBoundaryIsFree); the others are asked.
+  // Recorded schedules number every boundary, taken or asked (boundary()),
+  // so a schedule replays under any scheduler. Set it in BeginExecution or
+  // Choose.
+  enum class LocalBoundaries : uint8_t { kAsked, kNoEvents, kUnlessEventMatters };
+  LocalBoundaries local_boundaries = LocalBoundaries::kAsked;
 };
 
 }  // namespace rseqmc

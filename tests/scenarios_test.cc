@@ -183,7 +183,7 @@ std::vector<BuggyCase> BuggyCases() {
       // after its load of counter[0], run w1 on CPU 0 to the end, finish w0.
       {"buggy/cpu_not_rechecked",
        Verdict::kPropertyFailed,
-       35,
+       0,
        {{"counter", 0, 0, 1}, {"counter", 1, 0, 0}},
        {At(6, Decision::Migrate(0, 1)), At(7, Decision::Step(1)), At(9, Decision::Step(0))},
        {{"counter", 0, 0, 1}, {"counter", 1, 0, 0}}},
@@ -193,11 +193,11 @@ std::vector<BuggyCase> BuggyCases() {
       // 1 -> 3 -> 2 -> 1 is a cycle and node 0 is lost.
       {"buggy/commit_not_last",
        Verdict::kPropertyFailed,
-       7,
-       {{"recovered", 0, 0, 5},
-        {"duplicates", 0, 0, 1},
-        {"seen", 0, 0, 2},
-        {"seen", 0, 1, 1},
+       3,
+       {{"recovered", 0, 0, 7},
+        {"duplicates", 0, 0, 4},
+        {"seen", 0, 0, 1},
+        {"seen", 0, 1, 4},
         {"seen", 0, 2, 1},
         {"seen", 0, 3, 1},
         {"head", 1, 0, 0}},
@@ -212,7 +212,7 @@ std::vector<BuggyCase> BuggyCases() {
       // Any event after the first arm: here a preemption of w0 at `start`.
       {"buggy/no_signature",
        Verdict::kSigsegv,
-       0,
+       1,
        {{"counter", 0, 0, 0}, {"counter", 1, 0, 1}},
        {At(9, Decision::Preempt(0))},
        {{"counter", 0, 0, 0}, {"counter", 1, 0, 0}}},
@@ -220,7 +220,7 @@ std::vector<BuggyCase> BuggyCases() {
       // load counter[0], run w1 on CPU 0 to the end, finish w0.
       {"buggy/stale_cpu_retry",
        Verdict::kPropertyFailed,
-       2,
+       10,
        {{"counter", 0, 0, 1}, {"counter", 1, 0, 0}},
        {At(9, Decision::Migrate(0, 1)), At(10, Decision::Step(1)), At(16, Decision::Step(0))},
        {{"counter", 0, 0, 1}, {"counter", 1, 0, 0}}},

@@ -16,6 +16,8 @@
 //         and 0.5, Relacy's choice between two runnable threads), and
 //       - the random strategy as `rseqmc check --strategy random --max-events 0`
 //         runs it (Explore, outcome set not collected), which judges the goal;
+//         and the same asked at every boundary (`--all-event-positions`: the
+//         random stream before the local-step shortcut, for comparison);
 //     plus, for reference (not the same test), BM_RandomExecutions' own
 //     percpu_counter with the default event mix.
 // Each run does --iterations executions; the sides alternate for
@@ -134,8 +136,12 @@ Run RunSimulator(const Scenario& s, const RandomOptions& ro, uint64_t iterations
 }
 
 // The random strategy as `rseqmc check --strategy random --max-events 0` runs it.
-Run RunStrategy(const Scenario& s, uint64_t iterations, uint64_t counter, uint64_t full) {
+// `every_boundary`: the scheduler is asked at every boundary
+// (ExploreOptions::defer_events false, `--all-event-positions`), as before the
+// local-step shortcut (Scheduler::LocalBoundaries).
+Run RunStrategy(const Scenario& s, uint64_t iterations, uint64_t counter, uint64_t full, bool every_boundary) {
   ExploreOptions o;
+  o.defer_events = !every_boundary;
   o.strategy = StrategyKind::kRandom;
   o.bounds.max_events = 0;
   o.max_executions = iterations;
@@ -189,7 +195,11 @@ std::vector<Side> MakeSides(const Config& c, const Scenario& race, const Scenari
                      return r.failures == 0;
                    });
   sides.emplace_back("rseqmc check --strategy random, K=0", [&race, n, counter, full](Run& r) {
-                     r = RunStrategy(race, n, counter, full);
+                     r = RunStrategy(race, n, counter, full, false);
+                     return r.failures == 0;
+                   });
+  sides.emplace_back("  the same, every boundary asked", [&race, n, counter, full](Run& r) {
+                     r = RunStrategy(race, n, counter, full, true);
                      return r.failures == 0;
                    });
   sides.emplace_back("(ref.) percpu_counter, default mix", [&percpu, n](Run& r) {
