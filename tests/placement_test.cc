@@ -147,7 +147,7 @@ TEST(Placement, GoldenCountsOverEveryPlacement) {
   Scenario counter = Builtin("percpu_counter");
   AllowEveryPlacement(counter);
   const ExploreResult dpor = Explore(counter, Options(StrategyKind::kDpor, 1));
-  EXPECT_EQ(dpor.executions, 796u);  // 69 + 329 + 329 + 69
+  EXPECT_EQ(dpor.executions, 300u);  // 69 + 81 + 81 + 69
   EXPECT_EQ(dpor.distinct_outcomes, 6u);
   const ExploreResult stateful = Explore(counter, Options(StrategyKind::kStateful, 1));
   EXPECT_EQ(stateful.executions, 3139u);
