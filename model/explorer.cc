@@ -268,7 +268,7 @@ struct Node {
   uint64_t writes_before = 0;  // write transitions on the path before this node
   bool events_left = false;    // DPOR: the bound allows another event from here (EventsLeft)
   bool full = true;            // every running thread's alternatives were offered here (not local_only)
-  uint64_t slots = 0;          // DPOR event plans: the event slots offered to `thread` here (CountPosition)
+  uint32_t slots = 0;          // DPOR event plans: the event slots offered to `thread` here (CountPosition)
   std::pair<uint64_t, uint64_t> state{};  // stateful search (dfs: before a sched_yield): Machine::StateHash here
 
   // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
@@ -323,6 +323,7 @@ class DfsEngine : public Scheduler {
     if (bounds.max_signals != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kSignal);
     if (bounds.max_ipis != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kIpi);
     ResetPlans();
+    plans_on_ = plans_on_ && NumberSignalSlots();
   }
 
   bool WantsFootprints() const override { return true; }
@@ -555,7 +556,7 @@ class DfsEngine : public Scheduler {
         spins_ = b.spins;
         local_.assign(s_.threads.size() * kSlots, 0);
         for (size_t k = 0; plans_on_ && k < b.depth; ++k) {
-          for (uint64_t bits = stack_[k].slots; bits != 0; bits &= bits - 1) {
+          for (uint32_t bits = stack_[k].slots; bits != 0; bits &= bits - 1) {
             ++local_[stack_[k].thread * kSlots + std::countr_zero(bits)];
           }
         }
@@ -942,15 +943,27 @@ class DfsEngine : public Scheduler {
   };
   // Event slots: kinds whose offer (EventCommutesWithNextStep) may differ at
   // one boundary: a preemption (every target), a migration (every CPU), an
-  // IPI, and each signal.
-  static constexpr int kSlots = 3 + kMaxSignal + 1;
-  static uint8_t SlotOf(const Alt& a) {
+  // IPI, and each signal with a handler (signal_slot_; at most kSlots - 3 of
+  // them, else the plans are off).
+  static constexpr int kSlots = 32;
+  uint8_t SlotOf(const Alt& a) const {
     switch (a.kind) {
       case DecisionKind::kPreempt: return 0;
       case DecisionKind::kMigrate: return 1;
       case DecisionKind::kIpi: return 2;
-      default: return static_cast<uint8_t>(3 + a.arg);
+      default: return signal_slot_[static_cast<size_t>(a.arg)];
     }
+  }
+  // Numbers the signals with a handler from slot 3; false if there are too many.
+  bool NumberSignalSlots() {
+    signal_slot_.fill(0);
+    uint8_t next = 3;
+    for (const SignalSpec& sg : s_.signals) {
+      if (sg.handler < 0 || sg.signo < 0 || sg.signo > kMaxSignal || signal_slot_[sg.signo] != 0) continue;
+      if (next == kSlots) return false;
+      signal_slot_[sg.signo] = next++;
+    }
+    return true;
   }
   uint32_t& Position(int t, uint8_t slot) { return local_[static_cast<size_t>(t) * kSlots + slot]; }
   EventPlan PlanOf(const Alt& a) {
@@ -965,8 +978,8 @@ class DfsEngine : public Scheduler {
     scratch_.clear();
     AppendAlternatives(m, t, bounds_, defer_events_, scratch_);
     n.slots = 0;
-    for (size_t k = 1; k < scratch_.size(); ++k) n.slots |= uint64_t{1} << SlotOf(scratch_[k]);
-    for (uint64_t bits = n.slots; bits != 0; bits &= bits - 1) ++Position(t, static_cast<uint8_t>(std::countr_zero(bits)));
+    for (size_t k = 1; k < scratch_.size(); ++k) n.slots |= uint32_t{1} << SlotOf(scratch_[k]);
+    for (uint32_t bits = n.slots; bits != 0; bits &= bits - 1) ++Position(t, static_cast<uint8_t>(std::countr_zero(bits)));
   }
   // Restricts thread t's alternatives out[before, end) (its step, then the
   // events offered) to what the phase lets t do here: while discovering,
@@ -1558,6 +1571,7 @@ class DfsEngine : public Scheduler {
   size_t plan_ = 0;                // the one being explored
   bool plan_fired_ = false;        // the last execution had its plan's event
   std::vector<uint32_t> local_;    // per thread and slot: its position in this execution (CountPosition)
+  std::array<uint8_t, kMaxSignal + 1> signal_slot_{};  // SlotOf a signal, by signo
   std::vector<Alt> scratch_;       // CountPosition's
   bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)

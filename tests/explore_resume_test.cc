@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"percpu_spinlock", StrategyKind::kDpor, 1, true, 30},
                       Case{"percpu_counter", StrategyKind::kStateful, 1, false, 500},
                       Case{"buggy/cpu_not_rechecked", StrategyKind::kDfs, 1, false, 700},
-                      Case{"buggy/cpu_not_rechecked", StrategyKind::kDpor, 1, false, 10},
+                      Case{"buggy/cpu_not_rechecked", StrategyKind::kDpor, 1, false, 3},
                       Case{"buggy/stale_cpu_retry", StrategyKind::kStateful, 2, true, 20},
                       Case{"percpu_counter", StrategyKind::kRandom, 2, false, 300, 1000},
                       Case{"buggy/commit_not_last", StrategyKind::kPct, 3, false, 20}),

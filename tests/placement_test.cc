@@ -217,7 +217,7 @@ TEST(Placement, ResumingASnapshotEqualsOneRun) {
     int hops = 0;
     for (;;) {
       ExploreOptions h = o;
-      h.max_executions = (hops + 1) * 150;  // hops inside and across the four placements
+      h.max_executions = (hops + 1) * 60;  // hops inside and across the four placements
       std::string next;
       h.snapshot = [&next](const std::string& bytes) { next = bytes; };
       h.resume_from = hops == 0 ? nullptr : &snapshot;
