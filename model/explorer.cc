@@ -24,10 +24,12 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -266,6 +268,7 @@ struct Node {
   uint64_t writes_before = 0;  // write transitions on the path before this node
   bool events_left = false;    // DPOR: the bound allows another event from here (EventsLeft)
   bool full = true;            // every running thread's alternatives were offered here (not local_only)
+  uint32_t slots = 0;          // DPOR event plans: the event slots offered to `thread` here (CountPosition)
   std::pair<uint64_t, uint64_t> state{};  // stateful search (dfs: before a sched_yield): Machine::StateHash here
 
   // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
@@ -310,6 +313,7 @@ class DfsEngine : public Scheduler {
         stateful_(o.strategy == StrategyKind::kStateful),
         mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
         defer_events_(o.defer_events),
+        plans_on_(dpor_ && bounds.max_events == 1),
         prune_cycles_(o.prune_cycles && o.strategy == StrategyKind::kDfs && AllThreadsIr(s)),
         visited_(o.state_storage, o.bitstate_log2) {
     // The per-kind event counts matter to the future only for kinds with a
@@ -318,6 +322,8 @@ class DfsEngine : public Scheduler {
     if (bounds.max_migrations != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kMigrate);
     if (bounds.max_signals != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kSignal);
     if (bounds.max_ipis != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kIpi);
+    ResetPlans();
+    plans_on_ = plans_on_ && NumberSignalSlots();
   }
 
   bool WantsFootprints() const override { return true; }
@@ -335,6 +341,7 @@ class DfsEngine : public Scheduler {
     loaded_ = false;
     top_ = replay_len_ = 0;
     num_saved_ = 0;
+    ResetPlans();
   }
 
   void BeginExecution(const Machine&) override {
@@ -344,6 +351,7 @@ class DfsEngine : public Scheduler {
     pruned_cycle_ = false;
     deadlock_ = false;
     path_writes_ = 0;
+    local_.assign(s_.threads.size() * kSlots, 0);
     spins_.resize(s_.threads.size());
     for (SpinState& sp : spins_) {
       sp.ctx = 0;
@@ -380,6 +388,7 @@ class DfsEngine : public Scheduler {
       if (WantsCheckpoint(n)) SaveBoundary(m, spins_);
       UpdateSpin(m, n);
       ++depth_;
+      if (plans_on_) CountPosition(m, n);
       return ToDecision(m, n.alts[n.alt]);
     }
     // A new node.
@@ -408,7 +417,9 @@ class DfsEngine : public Scheduler {
     n.Reset();
     n.state = state;
     n.writes_before = path_writes_;
-    if (dpor_) n.events_left = EventsLeft(m, bounds_);
+    // Under an event plan no event is optional: each thread's next transition
+    // is determined by its own state (see NextPlan).
+    if (dpor_) n.events_left = (!plans_on_ || phase_ == PlanPhase::kTail) && EventsLeft(m, bounds_);
     if (dpor_ && depth_ > 0) {
       const Node& parent = stack_[depth_ - 1];
       for (const SleepEntry& e : parent.sleep) {
@@ -438,7 +449,10 @@ class DfsEngine : public Scheduler {
       const size_t before = n.alts.size();
       const bool spinning = Spinning(m, t);
       AppendAlternatives(m, t, bounds_, defer_events_ && !spinning, n.alts);
-      if (spinning) n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
+      if (plans_on_) ApplyPlan(t, before, n.alts);
+      if (spinning && n.alts[before].kind == DecisionKind::kStep) {
+        n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
+      }
       if (n.alts.size() > before) n.enabled.Add(t);
     }
     if (n.enabled.Empty()) {
@@ -496,6 +510,7 @@ class DfsEngine : public Scheduler {
       SaveBoundary(m, entry_spins_);
     }
     ++depth_;
+    if (plans_on_) CountPosition(m, n);
     return ToDecision(m, n.alts[n.alt]);
   }
 
@@ -507,6 +522,10 @@ class DfsEngine : public Scheduler {
     // still hold the search's backtracking state.
     if (cut_short_) return;
     if (depth_ > 0 && depth_ <= top_) NoteTransition(m);
+    plan_fired_ = m.total_events() > 0;
+    if (plans_on_ && phase_ == PlanPhase::kDiscover && !stopped_redundant_ && !cut_short_) {
+      for (size_t k = 0; k < local_.size(); ++k) min_len_[k] = std::min(min_len_[k], local_[k]);
+    }
     // Nodes past the end (from a Stop before pushing) are not on the path.
     top_ = std::min(top_, depth_);
   }
@@ -535,6 +554,12 @@ class DfsEngine : public Scheduler {
         deadlock_ = false;
         path_writes_ = stack_[b.depth].writes_before;
         spins_ = b.spins;
+        local_.assign(s_.threads.size() * kSlots, 0);
+        for (size_t k = 0; plans_on_ && k < b.depth; ++k) {
+          for (uint32_t bits = stack_[k].slots; bits != 0; bits &= bits - 1) {
+            ++local_[stack_[k].thread * kSlots + std::countr_zero(bits)];
+          }
+        }
         resumed_ = true;
         shadow_.assign(b.ck.memory.begin(), b.ck.memory.end());
         shadow_valid_ = true;
@@ -563,7 +588,9 @@ class DfsEngine : public Scheduler {
       // last transition (an oracle judges a finished execution).
       const bool ended_process = !r.stopped && EndsProcess(r.verdict);
       bool go;
-      if (r.stopped) {
+      if (r.stopped || (plans_on_ && phase_ != PlanPhase::kDiscover && !plan_fired_)) {
+        // (An execution of an event plan that never reached the plan's
+        // event is one of the plan-free executions explored first.)
         ++res.redundant;
         res.cycles_pruned += pruned_cycle_;
         go = after_check_();
@@ -577,7 +604,7 @@ class DfsEngine : public Scheduler {
         AnalyzeRaces();
         if (ended_process) RaceWithPendingSteps();
       }
-      const bool more = Backtrack();
+      const bool more = Backtrack() || NextPlan();
       if (snapshot_) snapshot_(more, /*forced=*/!go);
       if (!go) return;
       if (!more) {
@@ -623,6 +650,14 @@ class DfsEngine : public Scheduler {
       w.U64(k.first);
       w.U64(k.second);
     });
+    w.U64(static_cast<uint64_t>(phase_));
+    for (const uint32_t len : min_len_) w.U64(len);
+    w.U64(tail_ ? 1 : 0);
+    w.U64(found_.size());
+    for (const EventPlan& p : found_) PutPlan(w, p);
+    w.U64(plans_.size());
+    for (const EventPlan& p : plans_) PutPlan(w, p);
+    w.U64(plan_);
   }
 
   // Restores what Save wrote; Run then continues with the next execution.
@@ -665,8 +700,20 @@ class DfsEngine : public Scheduler {
       const uint64_t a = rd.U64();
       visited_.Insert({a, rd.U64()});
     }
+    phase_ = static_cast<PlanPhase>(rd.Small(2));
+    for (uint32_t& len : min_len_) len = static_cast<uint32_t>(rd.Small(UINT32_MAX));
+    tail_ = rd.Small(1) != 0;
+    found_.clear();
+    for (uint64_t k = rd.Count(4); k > 0; --k) found_.insert(GetPlan(rd));
+    plans_.resize(rd.Count(4));
+    for (EventPlan& p : plans_) p = GetPlan(rd);
+    plan_ = rd.Small(UINT32_MAX);
+    if ((phase_ == PlanPhase::kPlans && plan_ >= plans_.size()) ||
+        (!plans_on_ && (phase_ != PlanPhase::kDiscover || !found_.empty()))) {
+      rd.Corrupt("inconsistent event plans");
+    }
     replay_len_ = top_;
-    loaded_ = top_ > 0;
+    loaded_ = top_ > 0 || phase_ != PlanPhase::kDiscover;
   }
 
   bool loaded() const { return loaded_; }
@@ -724,6 +771,7 @@ class DfsEngine : public Scheduler {
     }
     top_ = replay_len_ = floor_ = p.size();
     loaded_ = true;
+    plans_on_ = false;  // a subtree's prefix is fixed: no plan may start over from the root
   }
   // SubtreeSearch::GiveAway (between executions; not for DPOR).
   std::optional<TreePrefix> GiveAway() {
@@ -810,8 +858,10 @@ class DfsEngine : public Scheduler {
   // here (offered and awake), selects it and keeps its subtree as guide_ for
   // the next node; returns its thread, or -1 when the tree is used up. The
   // rest of that thread's alternatives follow it (Backtrack), so injected
-  // events keep their conservative treatment: every alternative of a thread
-  // is tried wherever the thread is. An alternative not offered here (an
+  // events, where they are offered (K>=2; at K=1 under a plan only the plan's
+  // own, and in the tail: see NextPlan), keep their conservative treatment:
+  // every alternative of a thread is tried wherever the thread is. An
+  // alternative not offered here (an
   // event deferred, or past a bound) puts its thread in the backtrack set
   // instead (every enabled thread if it is not running), as the source-set
   // rule did.
@@ -837,6 +887,191 @@ class DfsEngine : public Scheduler {
     }
     n.wut.reset();
     return -1;
+  }
+
+  // --- Event plans: DPOR at one injected event (issue 18) ---
+  //
+  // At K=1 an injected event hits one thread t: a preemption, migration,
+  // signal or membarrier IPI acts on t (its registers, IP and rseq area) and
+  // on the run queues of t's CPU (and of a migration's destination), never on
+  // another thread's registers. Where AppendAlternatives offers it depends on
+  // t's own state only (the bound, and events only where they can matter:
+  // sim/event_commute.cc). So an event is named by its thread, its slot
+  // (SlotOf: preemption, migration, IPI, each signal) and its position: how
+  // many of t's boundaries before it offered that slot (CountPosition). Every
+  // execution with the event is an execution of the program in which t's
+  // transition at that position is the event: the plan (t, slot, position,
+  // migration CPU). Instead of offering every event at every boundary of
+  // every path (nothing races with an absent event, so DPOR could only try
+  // them all, and most executions after them ended sleep-set blocked: 90% on
+  // percpu_list PER=4, 98% at PER=32; all of them in branches that took an
+  // event of the thread already explored at the same position elsewhere),
+  // the search
+  //   1. explores the executions without events (kDiscover: events are not
+  //      offered; each one AppendAlternatives would offer is noted as a plan),
+  //   2. for each plan, explores the program in which t's transition at the
+  //      plan's boundary is the plan's event (each preemption target the run
+  //      queue offers there is one alternative of t) and every other
+  //      transition is a step (kPlans): threads deterministic but for those
+  //      targets, so the thread-step optimal DPOR above applies unchanged
+  //      (the event's footprint touches t and the CPUs, so a race with it is
+  //      reversed like any other) with no optional event (events_left false),
+  //   3. explores events at positions that some discovery execution run to
+  //      its end did not reach (min_len_) with the conservative rule (kTail,
+  //      see TakeWakeup): a plan there would not fire in the executions that
+  //      end before it, and each of those would be a repeat of step 1.
+  // Complete for the bound K=1: an execution X with one event E on t has an
+  // event-free prefix up to E, which extends to a maximal event-free
+  // execution; step 1 explores its Mazurkiewicz trace through an equivalent
+  // execution, in which t runs its transitions in the same order with the
+  // same local states, so passes E's boundary with E offered: E's plan is
+  // noted, and step 2 (or 3, by position) explores X's trace under it. The
+  // bound counts the one event as the plain search does (no reordering
+  // changes how many events an execution has, unlike a preemption bound's
+  // count of context switches: Coons, Musuvathi, McKinley, OOPSLA'13), and
+  // plans differ in (t, slot, position, CPU), so no execution with an event
+  // is explored under two plans. An execution of a plan whose event never
+  // fires (its thread ends or stays queued first) has no event: it repeats
+  // one of step 1's, is counted as redundant and not checked again. K>=2
+  // keeps the conservative rule throughout.
+  struct EventPlan {
+    int16_t thread = 0;
+    uint8_t slot = 0;  // SlotOf the event
+    uint32_t pos = 0;  // the thread's count of boundaries offering the slot before the event
+    int16_t arg = -1;  // a migration's CPU; -1 for the other kinds
+    friend auto operator<=>(const EventPlan&, const EventPlan&) = default;
+  };
+  // Event slots: kinds whose offer (EventCommutesWithNextStep) may differ at
+  // one boundary: a preemption (every target), a migration (every CPU), an
+  // IPI, and each signal with a handler (signal_slot_; at most kSlots - 3 of
+  // them, else the plans are off).
+  static constexpr int kSlots = 32;
+  uint8_t SlotOf(const Alt& a) const {
+    switch (a.kind) {
+      case DecisionKind::kPreempt: return 0;
+      case DecisionKind::kMigrate: return 1;
+      case DecisionKind::kIpi: return 2;
+      default: return signal_slot_[static_cast<size_t>(a.arg)];
+    }
+  }
+  // Numbers the signals with a handler from slot 3; false if there are too many.
+  bool NumberSignalSlots() {
+    signal_slot_.fill(0);
+    uint8_t next = 3;
+    for (const SignalSpec& sg : s_.signals) {
+      if (sg.handler < 0 || sg.signo < 0 || sg.signo > kMaxSignal || signal_slot_[sg.signo] != 0) continue;
+      if (next == kSlots) return false;
+      signal_slot_[sg.signo] = next++;
+    }
+    return true;
+  }
+  uint32_t& Position(int t, uint8_t slot) { return local_[static_cast<size_t>(t) * kSlots + slot]; }
+  EventPlan PlanOf(const Alt& a) {
+    const uint8_t slot = SlotOf(a);
+    return {a.thread, slot, Position(a.thread, slot), a.kind == DecisionKind::kMigrate ? a.arg : int16_t{-1}};
+  }
+  // Notes the transition chosen at n: the slots offered to its thread at
+  // this boundary (by the bounds and events only where they can matter, a
+  // spinning thread's included) count one more position each.
+  void CountPosition(const Machine& m, Node& n) {
+    const int t = n.alts[n.alt].thread;
+    scratch_.clear();
+    AppendAlternatives(m, t, bounds_, defer_events_, scratch_);
+    n.slots = 0;
+    for (size_t k = 1; k < scratch_.size(); ++k) n.slots |= uint32_t{1} << SlotOf(scratch_[k]);
+    for (uint32_t bits = n.slots; bits != 0; bits &= bits - 1) ++Position(t, static_cast<uint8_t>(std::countr_zero(bits)));
+  }
+  // Restricts thread t's alternatives out[before, end) (its step, then the
+  // events offered) to what the phase lets t do here: while discovering,
+  // its step (noting the events as plans); under a plan, the plan's event
+  // (every preemption target) if t is at the plan's position, else the step;
+  // in the tail, the events at positions from min_len_ on, and the step.
+  void ApplyPlan(int t, size_t before, std::vector<Alt>& out) {
+    size_t w = before + 1;
+    switch (phase_) {
+      case PlanPhase::kDiscover:
+        for (size_t k = before + 1; k < out.size(); ++k) found_.insert(PlanOf(out[k]));
+        break;
+      case PlanPhase::kTail:
+        for (size_t k = before + 1; k < out.size(); ++k) {
+          const uint8_t slot = SlotOf(out[k]);
+          if (Position(t, slot) >= min_len_[static_cast<size_t>(t) * kSlots + slot]) out[w++] = out[k];
+        }
+        break;
+      case PlanPhase::kPlans:
+        if (plans_[plan_].thread != t) break;
+        for (size_t k = before + 1; k < out.size(); ++k) {
+          if (PlanOf(out[k]) == plans_[plan_]) out[w++] = out[k];
+        }
+        out.resize(w);
+        if (w > before + 1) out.erase(out.begin() + static_cast<std::ptrdiff_t>(before));  // the event, not the step
+        return;
+    }
+    out.resize(w);
+  }
+  // After the executions of a phase (or of one plan) are exhausted: starts
+  // the next plan, or the tail, from an empty path; false when done.
+  bool NextPlan() {
+    if (!plans_on_) return false;
+    bool tail = false;
+    switch (phase_) {
+      case PlanPhase::kDiscover:
+        plans_.clear();
+        for (const EventPlan& p : found_) {
+          if (p.pos < min_len_[static_cast<size_t>(p.thread) * kSlots + p.slot]) {
+            plans_.push_back(p);
+          } else {
+            tail = true;
+          }
+        }
+        found_.clear();
+        phase_ = PlanPhase::kPlans;
+        plan_ = 0;
+        tail_ = tail;
+        break;
+      case PlanPhase::kPlans:
+        ++plan_;
+        break;
+      case PlanPhase::kTail:
+        ResetPlans();
+        return false;
+    }
+    if (plan_ >= plans_.size()) {
+      if (!tail_) {
+        ResetPlans();
+        return false;
+      }
+      phase_ = PlanPhase::kTail;
+    }
+    top_ = replay_len_ = 0;
+    num_saved_ = 0;
+    guide_.Clear();
+    return true;
+  }
+  // Every plan explored: the next placement starts with its own discovery.
+  void ResetPlans() {
+    phase_ = PlanPhase::kDiscover;
+    found_.clear();
+    plans_.clear();
+    plan_ = 0;
+    tail_ = false;
+    min_len_.assign(s_.threads.size() * kSlots, UINT32_MAX);
+  }
+  void PutPlan(SnapshotWriter& w, const EventPlan& p) const {
+    w.U64(static_cast<uint64_t>(p.thread));
+    w.U64(p.pos);
+    w.U64(p.slot);
+    w.I64(p.arg);
+  }
+  EventPlan GetPlan(SnapshotReader& rd) const {
+    EventPlan p;
+    p.thread = static_cast<int16_t>(rd.Small(s_.threads.size() - 1));
+    p.pos = static_cast<uint32_t>(rd.Small(UINT32_MAX));
+    p.slot = static_cast<uint8_t>(rd.Small(kSlots - 1));
+    const int64_t arg = rd.I64();
+    if (arg < -1 || arg > INT16_MAX) rd.Corrupt("event plan out of range");
+    p.arg = static_cast<int16_t>(arg);
+    return p;
   }
 
   // Sparse checkpoints. The current path's checkpoints are saved_[0,
@@ -1133,7 +1368,7 @@ class DfsEngine : public Scheduler {
   // reversal starts with an injected event is reversed with that event, and
   // every thread tried at a node still gets all its alternatives there
   // (Backtrack), the conservative treatment of events that source-set DPOR
-  // had. The events bound counts the multiset of events, which a reordering
+  // had (at K=1 only the plan's event is offered: see NextPlan). The events bound counts the multiset of events, which a reordering
   // keeps, so the bounded search needs no extra backtrack points (unlike a
   // preemption bound: Coons, Musuvathi, McKinley, OOPSLA'13).
   void AnalyzeRaces() {
@@ -1318,6 +1553,26 @@ class DfsEngine : public Scheduler {
   // Events are left out where they are equivalent to the same event one
   // boundary later (AppendAlternatives, Machine::EventCommutesWithNextStep).
   bool defer_events_;
+  // DPOR at K=1 explores event plans (ApplyPlan, NextPlan).
+  bool plans_on_;
+  enum class PlanPhase : uint8_t {
+    kDiscover,  // exploring the executions without events, noting plans
+    kPlans,     // exploring plans_[plan_]
+    kTail,      // the conservative rule, for events at positions past min_len_
+  };
+  PlanPhase phase_ = PlanPhase::kDiscover;
+  // Per thread and slot: the fewest positions it counted in a discovery
+  // execution that ran to its end. Events at later positions are left to
+  // the tail.
+  std::vector<uint32_t> min_len_;
+  bool tail_ = false;              // some plan was left to the tail
+  std::set<EventPlan> found_;      // the plans noted while discovering
+  std::vector<EventPlan> plans_;   // then, in order
+  size_t plan_ = 0;                // the one being explored
+  bool plan_fired_ = false;        // the last execution had its plan's event
+  std::vector<uint32_t> local_;    // per thread and slot: its position in this execution (CountPosition)
+  std::array<uint8_t, kMaxSignal + 1> signal_slot_{};  // SlotOf a signal, by signo
+  std::vector<Alt> scratch_;       // CountPosition's
   bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
@@ -1381,8 +1636,9 @@ uint64_t OutcomeBytes(const std::set<Outcome>& outcomes) {
 }
 
 // v2: XXH3 state hashes; v3: events left out where deferrable (another search tree);
-// v4: the initial placement being explored; v5: DPOR nodes keep wakeup trees.
-constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v5";
+// v4: the initial placement being explored; v5: DPOR nodes keep wakeup trees;
+// v6: DPOR's event plans.
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v6";
 
 // ", 4 initial placements" when threads may start on any CPU (the
 // scenario's fingerprint leaves `cpu any` out).

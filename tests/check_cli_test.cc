@@ -579,10 +579,10 @@ TEST(CheckCliTest, CheckpointResumeEqualsAnUninterruptedRun) {
   };
   const std::vector<Case> cases = {
       {{"percpu_counter"}, "150"},
-      // DPOR's snapshot: wakeup trees, the pending subtree, events_left.
-      {{"percpu_counter", "--strategy", "dpor"}, "150"},
+      // DPOR's snapshot: wakeup trees, the pending subtree, events_left, event plans.
+      {{"percpu_counter", "--strategy", "dpor"}, "40"},
       {{"percpu_counter", "--strategy", "stateful"}, "700"},
-      {{"percpu_spinlock", "--iterative"}, "400"},
+      {{"percpu_spinlock", "--iterative"}, "60"},
       {{"buggy/cpu_not_rechecked", "--strategy", "dfs"}, "900"},
       {{"buggy/stale_cpu_retry", "percpu_counter", "buggy/no_signature"}, "30"},
   };

@@ -147,7 +147,7 @@ TEST(Placement, GoldenCountsOverEveryPlacement) {
   Scenario counter = Builtin("percpu_counter");
   AllowEveryPlacement(counter);
   const ExploreResult dpor = Explore(counter, Options(StrategyKind::kDpor, 1));
-  EXPECT_EQ(dpor.executions, 796u);  // 69 + 329 + 329 + 69
+  EXPECT_EQ(dpor.executions, 300u);  // 69 + 81 + 81 + 69
   EXPECT_EQ(dpor.distinct_outcomes, 6u);
   const ExploreResult stateful = Explore(counter, Options(StrategyKind::kStateful, 1));
   EXPECT_EQ(stateful.executions, 3139u);
@@ -217,7 +217,7 @@ TEST(Placement, ResumingASnapshotEqualsOneRun) {
     int hops = 0;
     for (;;) {
       ExploreOptions h = o;
-      h.max_executions = (hops + 1) * 150;  // hops inside and across the four placements
+      h.max_executions = (hops + 1) * 60;  // hops inside and across the four placements
       std::string next;
       h.snapshot = [&next](const std::string& bytes) { next = bytes; };
       h.resume_from = hops == 0 ? nullptr : &snapshot;

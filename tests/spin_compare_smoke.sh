@@ -27,7 +27,7 @@ for want in \
   "counter2${tab}1${tab}2${tab}spin${tab}[0-9]*${tab}pass${tab}" \
   "counter2${tab}1${tab}2${tab}rseqmc-stateful${tab}43368${tab}pass${tab}" \
   "counter2${tab}1${tab}2${tab}rseqmc-stateful-hash64${tab}43368${tab}pass${tab}" \
-  "counter2${tab}1${tab}2${tab}rseqmc-dpor${tab}2322${tab}pass${tab}" \
+  "counter2${tab}1${tab}2${tab}rseqmc-dpor${tab}552${tab}pass${tab}" \
   "counter2-bug${tab}1${tab}2${tab}spin${tab}[0-9]*${tab}fail${tab}" \
   "counter2-bug${tab}1${tab}2${tab}rseqmc-stateful${tab}[0-9]*${tab}fail${tab}" \
   "counter2-bug${tab}1${tab}2${tab}rseqmc-stateful-hash64${tab}[0-9]*${tab}fail${tab}" \

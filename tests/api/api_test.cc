@@ -63,7 +63,7 @@ TEST(Api, CorrectBuiltinPassesWithTheGoldenExecutionCount) {
   EXPECT_EQ(r.status, Status::kPass);
   EXPECT_EQ(r.verdict, "pass");
   EXPECT_TRUE(r.as_expected);
-  EXPECT_EQ(r.executions, 329u);  // tests/golden/explore_counts.txt: percpu_counter | dpor events<=1
+  EXPECT_EQ(r.executions, 81u);  // tests/golden/explore_counts.txt: percpu_counter | dpor events<=1
   EXPECT_EQ(r.distinct_outcomes, 4u);
   EXPECT_EQ(r.stop_reason, "exhausted");
   EXPECT_EQ(r.bounds, "events<=1");
