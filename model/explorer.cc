@@ -162,21 +162,52 @@ bool EventsLeft(const Machine& m, const Bounds& b) {
   return false;
 }
 
-// True if thread t's next step touches nothing but t itself
-// (Machine::NextStepIsThreadLocal). Such a step commutes with every
-// transition of other threads, so the exhaustive strategies schedule other
-// threads only at visible steps (as stateless checkers schedule only at
-// shared accesses); events on t are still tried before it.
-//
-// Two kinds of step are not local although they touch only t: one that ends
-// the process (a failing assert, a call past the depth limit:
-// Machine::NextStepEndsProcess) stops every other thread where it is, so the
-// other threads must be tried before it; and `observe`, which adds to the
-// outcome, so that a step ending the process in another thread can land
-// before or after it (an outcome holds the memory and observations as the
-// process died).
-bool StepIsLocal(const Machine& m, int t) { return m.NextStepIsThreadLocal(t); }
-
+// Ample sets of the exhaustive strategies dfs and stateful (Peled, "All from
+// one, one for all", CAV'93; Clarke, Grumberg, Peled, Model Checking ch. 10).
+// At a boundary where some running thread t, not spinning, has a next step
+// that is independent of all other threads (Machine::NextStepIsIndependent:
+// register-only, or an rseq_load / rseq_arm of t's own area when no load or
+// store of the program reaches the rseq areas, and no other thread can
+// interrupt t there in a way that tells the orders apart), only t's
+// alternatives are explored: that step and the
+// injected events on t that AppendAlternatives offers (events only where they
+// can matter). t is the default CPU's thread if it qualifies (the schedule
+// the user would see), else the one on the lowest CPU. Why each condition
+// holds:
+//  C0 (non-empty): t's step is enabled.
+//  C1 (no dependent transition first): every transition of another thread,
+//     enabled now or after any number of other threads' transitions, commutes
+//     with t's step: it touches neither t's registers nor t's rseq area (the
+//     kernel writes the area only on t's own transitions; a load or store
+//     reaching an area makes the exploration start over without this:
+//     Machine::area_accessed), and the two ways it can touch t (a membarrier
+//     IPI, a tgkill signal) reach the same final states before and after the
+//     step (sim/event_commute.cc). Other threads' events
+//     (a preemption, migration, signal or IPI of their own) touch their own
+//     thread and CPUs and the run queues, never t's registers, so they may
+//     wait until after the step. An event on t is offered here as without the
+//     reduction, and one left out here is equivalent to the same event after
+//     the step (EventCommutesWithNextStep), which the next boundary offers.
+//  C2 (invisibility): what an execution is judged and compared by is the
+//     verdict, the symbols' memory, the threads' return values and
+//     observations (sim/outcome.h), properties over memory, and the oracles'
+//     order of memory accesses and kernel events per thread
+//     (model/oracles.h); a register-only step changes none of them nor their
+//     order; nor does an rseq area access (outcomes hold the symbols' memory,
+//     not the areas). A step that ends the process (a failing assert, a call past the
+//     depth limit: Machine::NextStepEndsProcess) is not thread-local, nor is
+//     `observe`, exit (ret at depth 0) or sigreturn.
+//  C3 (cycle proviso): a loop of register-only steps must not leave the
+//     other threads out forever. A thread whose context repeats without a
+//     write (Spinning) is never t. Stateful search: a revisit of a state on
+//     the current path whose cycle has no fully expanded node (Node::full)
+//     does not prune; that node is expanded fully instead
+//     (ClosesReducedCycle), so every cycle of the reduced graph has a full
+//     node (the stack proviso of Holzmann, Peled, Yannakakis 1996). DFS has
+//     no visited set (an execution ends only at the step budget or a
+//     detected spin), and its cycle pruning (ExploreOptions::prune_cycles)
+//     prunes only a cycle with a full node (CycleProvisoHolds).
+// DPOR does not use it: its persistent sets come from the races it finds.
 // Machine::StateHash is meaningful only when every thread is IR.
 bool AllThreadsIr(const Scenario& s) {
   for (const ThreadSpec& t : s.threads) {
@@ -267,7 +298,7 @@ struct Node {
   Footprint fp;             // footprint of the transition taken on the current path
   uint64_t writes_before = 0;  // write transitions on the path before this node
   bool events_left = false;    // DPOR: the bound allows another event from here (EventsLeft)
-  bool full = true;            // every running thread's alternatives were offered here (not local_only)
+  bool full = true;            // every running thread's alternatives were offered here (no ample set left one out)
   uint32_t slots = 0;          // DPOR event plans: the event slots offered to `thread` here (CountPosition)
   std::pair<uint64_t, uint64_t> state{};  // stateful search (dfs: before a sched_yield): Machine::StateHash here
 
@@ -392,14 +423,18 @@ class DfsEngine : public Scheduler {
       return ToDecision(m, n.alts[n.alt]);
     }
     // A new node.
+    bool expand_fully = false;  // C3: this node closes a cycle of reduced nodes
     if (stateful_) {
       if (!(insert_state_ ? insert_state_(state) : visited_.Insert(state))) {
         if (FairCycle(m, state)) {
           deadlock_ = true;
-        } else {
-          stopped_redundant_ = true;
+          return Decision::Stop();
         }
-        return Decision::Stop();
+        if (!ClosesReducedCycle(state)) {
+          stopped_redundant_ = true;
+          return Decision::Stop();
+        }
+        expand_fully = true;
       }
     } else if (prune_cycles_ && YieldAhead(m)) {
       state = m.StateHash(mm_cid_observable_, bounded_kinds_);
@@ -438,14 +473,13 @@ class DfsEngine : public Scheduler {
     // Enabled threads: the running ones. A thread spinning without effect
     // keeps its event alternatives but loses its step.
     const int default_thread = m.cpu(m.default_cpu()).running;
-    // Exhaustive strategies: a local next step of the default thread is taken
-    // without trying other threads here (see StepIsLocal).
-    const bool local_only = !dpor_ && default_thread >= 0 && !Spinning(m, default_thread) &&
-                            StepIsLocal(m, default_thread);
-    n.full = !local_only;
+    // dfs, stateful: the ample set, one thread's alternatives (AmpleThread),
+    // unless the cycle proviso wants them all here.
+    const int ample = dpor_ || expand_fully ? -1 : AmpleThread(m, default_thread);
+    n.full = ample < 0 || !OtherThreadRuns(m, ample);
     for (int c = 0; c < m.num_cpus(); ++c) {
       const int t = m.cpu(c).running;
-      if (t < 0 || (local_only && t != default_thread)) continue;
+      if (t < 0 || (ample >= 0 && t != ample)) continue;
       const size_t before = n.alts.size();
       const bool spinning = Spinning(m, t);
       AppendAlternatives(m, t, bounds_, defer_events_ && !spinning, n.alts);
@@ -517,7 +551,9 @@ class DfsEngine : public Scheduler {
   void EndExecution(const Machine& m) override {
     // The reductions assumed mm_cid unreadable and the program read it:
     // everything explored so far may have merged what it can tell apart.
-    if (!mm_cid_observable_ && m.mm_cid_loaded()) throw MmCidLoaded{};
+    // Likewise the ample sets (dfs, stateful) assumed that only a thread's
+    // rseq_load and rseq_arm reach its rseq area, and a load or store did.
+    if (!mm_cid_observable_ && (m.mm_cid_loaded() || (!dpor_ && m.area_accessed()))) throw MmCidLoaded{};
     // An execution cut short keeps the whole path: the nodes past the cut
     // still hold the search's backtracking state.
     if (cut_short_) return;
@@ -1283,6 +1319,50 @@ class DfsEngine : public Scheduler {
     }
   }
   bool Spinning(const Machine&, int t) const { return spins_[t].spinning; }
+
+  // The thread whose alternatives alone are explored here (the ample set:
+  // "Ample sets of the exhaustive strategies" above), or -1: a running thread
+  // not spinning whose next step is independent of every other thread's
+  // transitions (Machine::NextStepIsIndependent), the default CPU's first.
+  int AmpleThread(const Machine& m, int default_thread) const {
+    const bool later_events = m.total_events() < bounds_.max_events;
+    // No load or store can reach an rseq area (no rseq_addr, no C++ thread;
+    // checked at run time: EndExecution).
+    const bool areas_private = !mm_cid_observable_;
+    const auto qualifies = [&](int t) {
+      return t >= 0 && !Spinning(m, t) && m.NextStepIsIndependent(t, later_events, areas_private);
+    };
+    if (qualifies(default_thread)) return default_thread;
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      const int t = m.cpu(c).running;
+      if (t != default_thread && qualifies(t)) return t;
+    }
+    return -1;
+  }
+  // True if a running thread other than t exists (an ample set of t then
+  // leaves something out: the node is not full).
+  static bool OtherThreadRuns(const Machine& m, int t) {
+    for (int c = 0; c < m.num_cpus(); ++c) {
+      const int u = m.cpu(c).running;
+      if (u >= 0 && u != t) return true;
+    }
+    return false;
+  }
+  // Stateful search, C3 (the stack proviso): `state`, just revisited, is that
+  // of a node of the current path after which every node explored one
+  // thread's alternatives only (none is full): the reduced graph closes a
+  // cycle that may leave the other threads out forever (a register-only
+  // loop). The new node is then expanded fully instead of pruned; the next
+  // time round the cycle has a full node and the revisit prunes. Scans only
+  // the path's trailing run of reduced nodes.
+  bool ClosesReducedCycle(const std::pair<uint64_t, uint64_t>& state) const {
+    for (size_t j = depth_; j-- > 0;) {
+      const Node& nj = stack_[j];
+      if (nj.full) return false;
+      if (nj.state == state) return true;
+    }
+    return false;
+  }
 
   // Stateful search: the state just reached (`state`, already visited) is
   // that of node i of the current path, and in the transitions since then

@@ -20,6 +20,12 @@
 // The exhaustive strategies offer events only at boundaries where they can
 // matter (ExploreOptions::defer_events), and size their thread sets to the
 // scenario (model/thread_set.h: any number of threads up to kMaxThreads).
+// kDfs and kStateful explore ample sets: where a running thread's next step
+// is independent of every other thread (register-only, or an rseq_load /
+// rseq_arm of its own area; Machine::NextStepIsIndependent), only that
+// thread's alternatives are tried; stateful search expands a node fully where
+// a revisit closes a cycle of such nodes (the cycle proviso). model/explorer.cc
+// states Peled's conditions and why each holds.
 //   * kStateful — DFS with a visited set of 128-bit state hashes (pure-IR
 //                 scenarios only; model/state_set.h): a boundary whose state
 //                 was seen is pruned. The hash (Machine::StateHash) leaves out

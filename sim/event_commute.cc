@@ -41,6 +41,8 @@
 // this test fails, which model/explorer.cc keeps: counterexamples keep
 // their length (an event moved later is still one event) and the event
 // bound K counts the same events.
+#include <bit>
+
 #include "sim/machine.h"
 
 namespace rseqmc {
@@ -113,12 +115,17 @@ bool ReadsMovableCpu(const SimThread& th, DecisionKind kind, bool later_events) 
 }  // namespace
 
 bool Machine::EventCommutesWithNextStep(int t, DecisionKind kind, int signo, bool later_events) const {
-  if (kind == DecisionKind::kStep || !NextStepIsThreadLocal(t)) return false;
+  return kind != DecisionKind::kStep && NextStepIsThreadLocal(t) && EventCommutesAt(t, kind, signo, later_events);
+}
+
+bool Machine::EventCommutesAt(int t, DecisionKind kind, int signo, bool later_events) const {
   const SimThread& th = threads_[t];
   if (kind == DecisionKind::kSignal && HandlerReadsSigctx(signo)) return false;
   if (th.preempt_lock_flag != 0 && HandlerReadsSigctx(th.preempt_lock_signo)) return false;
   const Context& c = th.cur();
-  if (code_[c.pc].op == Op::kGetcpu && ReadsMovableCpu(th, kind, later_events)) return false;
+  // getcpu; rseq_load of cpu_id, cpu_id_start, node_id, mm_cid: rewritten after a migration.
+  const Op op = code_[c.pc].op;
+  if ((op == Op::kGetcpu || op == Op::kRseqLoad) && ReadsMovableCpu(th, kind, later_events)) return false;
   const auto [a, b] = SuccessorsOf(t, c.pc);
   return !IpMayRestart(t, c.pc) && !IpMayRestart(t, a) && !IpMayRestart(t, b);
 }
@@ -161,6 +168,75 @@ void Machine::ClassifyFreeBoundaries() {
                         a > code_size_ || b > code_size_;
     if (!inside && code_[pc].op != Op::kGetcpu && sigctx_handlers_ == 0) free_at_[pc] |= kFreeWithEvents;
   }
+}
+
+// Independence of a thread-local step (NextStepIsIndependent), the C1
+// condition of model/explorer.cc's ample sets. A register-only step I of t
+// reads and writes nothing another thread's transition writes or reads, with
+// two exceptions, where another thread u makes kernel work pending on t
+// without t's doing: u's membarrier_rseq IPIs t's CPU (ipi_rseq() ->
+// rseq_preempt(): notify-resume, handled on t's return to user space at its
+// next step) and u's tgkill makes a signal pending on t (delivered at t's
+// next step). Running I first, then u's transition, leaves that work to run
+// at t's next boundary b+1 instead of at b: the two orders reach the same
+// final states exactly when the same IPI or signal injected at b and at b+1
+// do (the argument above, EventCommutesWithNextStep for kIpi and kSignal):
+// outside every critical section, no handler that reads the interrupted
+// context, no getcpu that a handler or a later injected migration can make
+// read another CPU. Inside a section they do not commute (t aborts with or
+// without I's register write: tests/explorer_test.cc,
+// ACrossThreadIpiInsideASectionIsNotReordered). A process-wide end (SIGKILL,
+// a failed assert of u, a fault) stops t before or after I: the outcome
+// holds memory, returns and observations, none of which I changes.
+//
+// The same holds for an rseq_load or rseq_arm of t when no load or store of
+// the program reaches an rseq area (the caller's `areas_private`, checked by
+// Machine::area_accessed): t's area is then written only by t's rseq_arm and
+// by the kernel on t's own transitions (the ID updates and the rseq_cs clear
+// on t's return to user space, registration by t: sim/kernel/legacy.cc,
+// abi_6_19.cc), and read only by t's rseq_load and by the kernel on t's
+// transitions. An interruption from another thread is pending work handled on
+// t's next return to user space: before an rseq_arm it reads the old rseq_cs
+// at the arm's IP, after it the new one at start_ip, hence IpMayRestart of the
+// next IP; before an rseq_load it may rewrite the IDs (a handler's migration),
+// hence the getcpu rule. The areas are not part of an outcome.
+void Machine::NoteCrossThreadInterruptions(const Scenario& s) {
+  for (const ThreadSpec& th : s.threads) {
+    if (th.native) {
+      cross_signals_ = ((uint64_t{1} << (kMaxSignal + 1)) - 1) & ~(uint64_t{1} | uint64_t{1} << kSigKill);
+      cross_ipi_ = true;
+      return;
+    }
+  }
+  for (const Instr& in : s.program.code) {
+    if (in.op == Op::kMembarrierRseq) cross_ipi_ = true;
+    // SIGKILL ends the process when sent (the case above), no handler runs.
+    if (in.op == Op::kTgkill && in.aux > 0 && in.aux <= kMaxSignal && in.aux != kSigKill) {
+      cross_signals_ |= uint64_t{1} << in.aux;
+    }
+  }
+}
+
+namespace {
+
+// t's next instruction touches only t's own rseq area (see
+// NextStepIsIndependent).
+bool OwnAreaOnly(Op op) { return op == Op::kRseqLoad || op == Op::kRseqArm; }
+
+}  // namespace
+
+bool Machine::NextStepIsIndependent(int t, bool later_events, bool areas_private) const {
+  if (!NextStepIsThreadLocal(t)) {
+    const SimThread& th = threads_[t];
+    if (!areas_private || th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked) != 0) return false;
+    const Context& c = th.cur();
+    if (c.pc == kNativePc || c.pc >= code_size_ || !OwnAreaOnly(code_[c.pc].op)) return false;
+  }
+  if (cross_ipi_ && !EventCommutesAt(t, DecisionKind::kIpi, -1, later_events)) return false;
+  for (uint64_t b = cross_signals_; b != 0; b &= b - 1) {
+    if (!EventCommutesAt(t, DecisionKind::kSignal, std::countr_zero(b), later_events)) return false;
+  }
+  return true;
 }
 
 // Marks every function `f` may call (transitively) in `reach`.

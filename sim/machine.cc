@@ -102,6 +102,7 @@ Machine::Machine(const Scenario& s, const RunOptions& options)
     signal_nodefer_[sg.signo] = sg.nodefer;
   }
   sigctx_handlers_ = SignalsWhoseHandlerReadsSigctx(s);
+  NoteCrossThreadInterruptions(s);
   // Initial threads: registered ones have their area filled as glibc's
   // registration leaves it (IDs of the initial CPU, rule 3); unregistered ones
   // read cpu_id == -1 (RSEQ_CPU_ID_UNINITIALIZED).
@@ -1314,6 +1315,7 @@ inline Machine::Stop Machine::Step(int t) {
         // Atomics count as writes even when a cas fails: dependence must hold
         // for the transition in any order.
         TouchMem(addr, bytes, in.op != Op::kLd && in.op != Op::kLd32);
+        if (addr + static_cast<uint64_t>(bytes) > area_base_) area_accessed_ = true;
         if (in.op != Op::kSt && in.op != Op::kSt32) {
           read_addr = addr;
           read_bytes = static_cast<uint8_t>(bytes);
@@ -1483,8 +1485,9 @@ uint64_t Machine::RunPlain(int t, bool& taken) {
         const int bytes = AccessBytes(in.op);
         if (!UserMemOk(addr, bytes)) goto out;  // Step faults
         uint8_t* const p = mem + (addr - kDataBase);
-        if (in.op != Op::kSt && in.op != Op::kSt32 && addr + static_cast<uint64_t>(bytes) > area_base) {
-          NoteAreaRead(addr, bytes);
+        if (addr + static_cast<uint64_t>(bytes) > area_base) {
+          area_accessed_ = true;
+          if (in.op != Op::kSt && in.op != Op::kSt32) NoteAreaRead(addr, bytes);
         }
         int64_t stored;
         MemoryOp(in, r, p, stored);

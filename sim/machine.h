@@ -243,6 +243,13 @@ class Machine {
   // thread's CPU switches to the next one).
   int mm_users() const;
   bool mm_cid_loaded() const { return mm_cid_loaded_; }
+  // True if a load, store or atomic of the program (not rseq_load or
+  // rseq_arm) has touched the rseq areas' region since this machine was made
+  // (through rseq_addr or an address computed otherwise): the exhaustive
+  // strategies' ample sets assume that only a thread's own rseq_load and
+  // rseq_arm reach its area (NextStepIsIndependent's `areas_private`) and
+  // start over without that assumption when this turns true.
+  bool area_accessed() const { return area_accessed_; }
   // True if thread t's running context is at an instruction inside the section
   // that its rseq_cs currently points to.
   bool InCriticalSection(int t) const;
@@ -311,6 +318,24 @@ class Machine {
     return LocalBoundaryIsFreeByRule(t, mode);
   }
   bool LocalBoundaryIsFreeByRule(int t, Scheduler::LocalBoundaries mode) const;
+  // True if thread t's next step commutes with every transition any other
+  // thread can take, now or later (the C1 condition of the exhaustive
+  // strategies' ample sets, model/explorer.cc). The step is either
+  // NextStepIsThreadLocal(t), or, when `areas_private` (the caller knows that
+  // no load or store of the program reaches an rseq area: area_accessed()),
+  // an `rseq_load` or `rseq_arm`, which touch only t's own area, written and
+  // read otherwise only by the kernel on t's own transitions; with no kernel
+  // work pending and not ending the process either way. Where another thread
+  // can interrupt t without t's doing (a `membarrier_rseq` IPI to t's CPU, a
+  // `tgkill` of a signal to t, or any C++ thread, which may do either), that
+  // interruption must reach the same final states at t's next boundary as
+  // here: the rule of EventCommutesWithNextStep for kIpi and for each signal
+  // a tgkill can send (not inside any critical section nor entering one, no
+  // handler that reads the interrupted context, no read of t's CPU - getcpu,
+  // rseq_load - when a handler may run first or the bounds still allow an
+  // injected event on t: `later_events`). sim/event_commute.cc has the
+  // argument.
+  bool NextStepIsIndependent(int t, bool later_events, bool areas_private) const;
   // True if an event with thread t at instruction `pc` may move t's IP
   // there, now or before t steps again: `pc` lies in the range
   // [start, post_commit) of any descriptor of the program (a struct rseq_cs
@@ -472,6 +497,12 @@ class Machine {
  private:
   // The HandlerReadsSigctx bits of scenario `s` (sim/event_commute.cc).
   static uint64_t SignalsWhoseHandlerReadsSigctx(const Scenario& s);
+  // Sets cross_signals_ and cross_ipi_ from `s` (sim/event_commute.cc).
+  void NoteCrossThreadInterruptions(const Scenario& s);
+  // EventCommutesWithNextStep past its first test: the IP and CPU rules
+  // for an event `kind` at t's boundary before its next instruction, which
+  // reads or writes only t's registers or (rseq_load, rseq_arm) t's area.
+  bool EventCommutesAt(int t, DecisionKind kind, int signo, bool later_events) const;
   // The per-execution settings both Reset and ResumeFrom make.
   void Attach(Scheduler* scheduler, ExecutionResult* out);
   // Scheduling point for thread `self` before it executes its next instruction:
@@ -736,7 +767,13 @@ class Machine {
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
+  bool area_accessed_ = false;                 // see area_accessed()
   uint64_t sigctx_handlers_ = 0;               // bit signo: HandlerReadsSigctx(signo)
+  // NextStepIsIndependent: signals another thread may send to a running
+  // thread (bit signo: a `tgkill` of it; all when a C++ thread exists) and
+  // whether another thread may IPI it (`membarrier_rseq` or a C++ thread).
+  uint64_t cross_signals_ = 0;
+  bool cross_ipi_ = false;
   // rule_sensitivity(): the recorded bits; a kernel write changed a node_id or
   // mm_cid word; the program can read them (rseq_load node_id/mm_cid or C++
   // threads: known from the program) or did (a plain load at a computed

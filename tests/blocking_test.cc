@@ -522,9 +522,9 @@ TEST(BlockingTest, YieldWaitForARemoteHolderIsNoLivelock) {
     uint64_t cycles_pruned;
     uint64_t twin_executions;  // of the livelocking twin, to its failure
   };
-  for (const Case& c : {Case{StrategyKind::kDfs, 0, 487, 11, 2}, Case{StrategyKind::kDfs, 1, 82785, 429, 3},
+  for (const Case& c : {Case{StrategyKind::kDfs, 0, 80, 1, 1}, Case{StrategyKind::kDfs, 1, 10907, 41, 1},
                         Case{StrategyKind::kDpor, 0, 100, 0, 1}, Case{StrategyKind::kDpor, 1, 100, 0, 1},
-                        Case{StrategyKind::kStateful, 0, 44, 0, 2}, Case{StrategyKind::kStateful, 1, 840, 0, 3}}) {
+                        Case{StrategyKind::kStateful, 0, 34, 0, 1}, Case{StrategyKind::kStateful, 1, 714, 0, 1}}) {
     SCOPED_TRACE(std::string(StrategyName(c.k)) + " K=" + std::to_string(c.events));
     ExploreOptions o;
     o.strategy = c.k;
@@ -570,7 +570,7 @@ TEST(BlockingTest, DfsCyclePruningKeepsEveryOutcome) {
     uint64_t max_steps;
     uint64_t pruned, whole;  // executions
   };
-  for (const Case& c : {Case{0, 200, 487, 40906}, Case{1, 60, 82021, 584137}}) {
+  for (const Case& c : {Case{0, 200, 80, 957}, Case{1, 60, 10907, 40516}}) {
     SCOPED_TRACE(c.events);
     ExploreOptions o;
     o.strategy = StrategyKind::kDfs;

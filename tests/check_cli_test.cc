@@ -581,9 +581,9 @@ TEST(CheckCliTest, CheckpointResumeEqualsAnUninterruptedRun) {
       {{"percpu_counter"}, "150"},
       // DPOR's snapshot: wakeup trees, the pending subtree, events_left, event plans.
       {{"percpu_counter", "--strategy", "dpor"}, "40"},
-      {{"percpu_counter", "--strategy", "stateful"}, "700"},
+      {{"percpu_counter", "--strategy", "stateful"}, "200"},
       {{"percpu_spinlock", "--iterative"}, "60"},
-      {{"buggy/cpu_not_rechecked", "--strategy", "dfs"}, "900"},
+      {{"buggy/cpu_not_rechecked", "--strategy", "dfs"}, "150"},
       {{"buggy/stale_cpu_retry", "percpu_counter", "buggy/no_signature"}, "30"},
   };
   for (const Case& c : cases) {

@@ -109,7 +109,13 @@ TEST_P(MinimizeBuggyTest, MinimalScheduleHasTheGoldenSizeStillFailsAndIsAFixpoin
     // Fewest events first; with as many events, never a longer execution.
     if (st.events_after == st.events_before) { EXPECT_LE(st.steps_after, st.steps_before); }
     if (src.strategy != StrategyKind::kRandom) {
-      EXPECT_EQ(min.entries.size(), golden.decisions) << EncodeSchedule(s, min);
+      // DFS's first deadlock of abba_deadlock since its ample sets (the
+      // other CPU's register-only steps run alone) is reached with 3
+      // decisions, which delta debugging (it drops decisions, never moves
+      // one) brings to 2, not to DPOR's 1: known, see the ample commit.
+      const size_t want =
+          GetParam() == "buggy/abba_deadlock" && src.strategy == StrategyKind::kDfs ? 2 : golden.decisions;
+      EXPECT_EQ(min.entries.size(), want) << EncodeSchedule(s, min);
     } else {
       EXPECT_GE(min.entries.size(), golden.decisions) << EncodeSchedule(s, min);
     }

@@ -150,10 +150,10 @@ TEST(Placement, GoldenCountsOverEveryPlacement) {
   EXPECT_EQ(dpor.executions, 300u);  // 69 + 81 + 81 + 69
   EXPECT_EQ(dpor.distinct_outcomes, 6u);
   const ExploreResult stateful = Explore(counter, Options(StrategyKind::kStateful, 1));
-  EXPECT_EQ(stateful.executions, 3139u);
-  EXPECT_EQ(stateful.states, 13085u);  // 13,673 summed over four runs
+  EXPECT_EQ(stateful.executions, 1090u);
+  EXPECT_EQ(stateful.states, 7807u);
   const ExploreResult dfs = Explore(FixtureScenario("placement_any.rsq"), Options(StrategyKind::kDfs, 1));
-  EXPECT_EQ(dfs.executions, 30065u);
+  EXPECT_EQ(dfs.executions, 8191u);
 }
 
 TEST(Placement, ACounterexampleReplaysWithItsPlacement) {
