@@ -10,7 +10,8 @@
 #   tools/install-deps.sh --bench    also SPIN and GNU time for
 #                                    tools/bench/spin_compare (rseqmc vs SPIN;
 #                                    without them it skips the SPIN column and
-#                                    ctest spin_compare_smoke is skipped)
+#                                    ctest spin_compare_smoke is skipped;
+#                                    tools/test.sh asks for it)
 set -euo pipefail
 
 packages=(

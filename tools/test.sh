@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds rseqmc and runs every test: installs missing packages (with the
-# browser for the timeline viewer's test), then
+# browser for the timeline viewer's test, and SPIN for spin_compare_smoke:
+# without either, ctest would skip that test and still say "passed"), then
 #   1. build/       warnings as errors, ctest (with the example project built
 #      against the installed, FetchContent and Debian packages, and the viewer
 #      in headless Chromium; screenshot in build/artifacts/); then the
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.."
 jobs=${RSEQMC_TEST_JOBS:-2}
 fuzz_seconds=${RSEQMC_FUZZ_SECONDS:-30}
 
-tools/install-deps.sh --browser
+tools/install-deps.sh --browser --bench
 
 echo "== build (warnings as errors)"
 cmake -S . -B build -G Ninja -DRSEQMC_WERROR=ON

@@ -22,6 +22,7 @@ is missing (tools/install-deps.sh --browser installs them).
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -93,6 +94,13 @@ def main():
     driver_bin = shutil.which("chromedriver")
     if chrome is None or driver_bin is None:
         skip("chromium or chromedriver is not installed")
+
+    try:
+        socket.getaddrinfo("localhost", None)
+    except OSError:  # Selenium and chromedriver reach each other and Chromium at "localhost"
+        print("SKIP: 'localhost' does not resolve here (no /etc/hosts?): chromedriver cannot reach Chromium",
+              file=sys.stderr)
+        sys.exit(SKIP)
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chrome
