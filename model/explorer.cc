@@ -327,6 +327,9 @@ class DfsEngine : public Scheduler {
   }
 
   bool WantsFootprints() const override { return true; }
+  // Stateful search hashes the state at every new node, DFS cycle pruning
+  // before each sched_yield: the machine keeps memory's hash store by store.
+  bool WantsStateHash() const override { return stateful_ || prune_cycles_; }
   const Placement* InitialPlacement() const override { return placement_; }
 
   // The initial placement of the executions Run explores next (nullptr: the
@@ -1637,8 +1640,9 @@ uint64_t OutcomeBytes(const std::set<Outcome>& outcomes) {
 
 // v2: XXH3 state hashes; v3: events left out where deferrable (another search tree);
 // v4: the initial placement being explored; v5: DPOR nodes keep wakeup trees;
-// v6: DPOR's event plans.
-constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v6";
+// v6: DPOR's event plans; v7: state hashes take memory as an incremental sum
+// (sim/state_hash.h MemoryHash), so a v6 visited set holds other hashes.
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v7";
 
 // ", 4 initial placements" when threads may start on any CPU (the
 // scenario's fingerprint leaves `cpu any` out).
