@@ -778,6 +778,14 @@ class Machine {
   MemoryHash mem_hash_;
   std::optional<MemoryHash> init_mem_hash_;
   mutable std::vector<uint64_t> mask_words_;  // MaskMmCid's buffer
+  // MaskMmCid's corrections, by position in mask_words_: word `word` held
+  // `value`; masking `mask` there adds `delta` to the hash.
+  struct MaskTerm {
+    bool valid = false;
+    uint64_t word = 0, mask = 0, value = 0;
+    MemoryHash delta;
+  };
+  mutable std::vector<MaskTerm> mask_terms_;
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
   uint64_t sigctx_handlers_ = 0;               // bit signo: HandlerReadsSigctx(signo)
