@@ -294,56 +294,71 @@ struct Node {
   }
 };
 
-// Which state hashes the first nodes of the path hold, as a counting filter
-// (one count per slot of the hash's first word, a slot per 4 or more nodes),
-// so that CycleStart tells a state on no node of the path - nearly every
-// state a stateful search revisits - without scanning the path: the scan was
-// 14 % of a stateful search of percpu_list PER=32 (depth 2,865) and grew
-// with the depth. A count of zero is exact (the state is on no counted node);
-// a nonzero count may be another state's (the scan then decides).
+// Which nodes of the path hold which state, indexed by the state hash's first
+// word: a table of slots (8 to 16 per node), each the head of a chain
+// through the nodes whose first word falls there, newest first. CycleStart
+// then looks only at the nodes of one chain - nearly every state a stateful
+// search revisits has none - instead of scanning the whole path: the scan
+// was 14 % of a stateful search of percpu_list PER=32 (depth 2,865) and grew
+// with the depth.
 //
-// It counts stack[0, counted()) as they were when counted: Node::state is
+// It indexes stack[0, indexed()) as they were when indexed: Node::state is
 // written only when a node is pushed (Truncate first takes that node and the
 // ones above it out) and the nodes are replaced wholesale only by a
-// snapshot's Load (Clear). Sync(stack, len) counts the nodes up to len.
-class PathStateFilter {
+// snapshot's Load (Clear). Sync(stack, len) indexes the nodes up to len.
+// Nodes come and go in stack order, so a chain's head is its deepest node.
+class PathStateIndex {
  public:
   void Clear() {
-    counts_.assign(counts_.size(), 0);
+    heads_.assign(heads_.size(), kNone);
     firsts_.clear();
+    next_.clear();
   }
-  size_t counted() const { return firsts_.size(); }
-  // Takes nodes [len, counted()) out.
+  size_t indexed() const { return firsts_.size(); }
+  // Takes nodes [len, indexed()) out.
   void Truncate(size_t len) {
     while (firsts_.size() > len) {
-      --counts_[Slot(firsts_.back())];
+      heads_[Slot(firsts_.back())] = next_.back();
       firsts_.pop_back();
+      next_.pop_back();
     }
   }
-  // Counts stack[0, len) (nodes past counted() as they are now; nodes past
+  // Indexes stack[0, len) (nodes past indexed() as they are now; nodes past
   // len taken out).
   template <class Stack>
   void Sync(const Stack& stack, size_t len) {
     Truncate(len);
-    if (len * 4 > counts_.size()) Rehash(len);
-    while (firsts_.size() < len) {
-      const uint64_t first = stack[firsts_.size()].state.first;
-      ++counts_[Slot(first)];
-      firsts_.push_back(first);
-    }
+    if (len * 8 > heads_.size()) Rehash(len);
+    while (firsts_.size() < len) Push(stack[firsts_.size()].state.first);
   }
-  // False if no counted node holds a state whose first word is `first`.
-  bool MayHold(uint64_t first) const { return !counts_.empty() && counts_[Slot(first)] != 0; }
+  // Calls f(k) for each indexed node k whose state's first word may be
+  // `first` (every such node, and others of the same slot).
+  template <class F>
+  void ForEachCandidate(uint64_t first, F&& f) const {
+    if (heads_.empty()) return;
+    for (uint32_t k = heads_[Slot(first)]; k != kNone; k = next_[k]) f(k);
+  }
 
  private:
-  size_t Slot(uint64_t first) const { return static_cast<size_t>(first ^ (first >> 32)) & (counts_.size() - 1); }
-  // Grows the table to at least 4 * len slots (recounting what is counted).
-  void Rehash(size_t len) {
-    counts_.assign(std::bit_ceil(std::max<size_t>(len * 8, 1024)), 0);
-    for (uint64_t f : firsts_) ++counts_[Slot(f)];
+  static constexpr uint32_t kNone = ~0u;
+  size_t Slot(uint64_t first) const { return static_cast<size_t>(first ^ (first >> 32)) & (heads_.size() - 1); }
+  void Push(uint64_t first) {
+    uint32_t& head = heads_[Slot(first)];
+    next_.push_back(head);
+    head = static_cast<uint32_t>(firsts_.size());
+    firsts_.push_back(first);
   }
-  std::vector<uint32_t> counts_;
-  std::vector<uint64_t> firsts_;  // the first word of each counted node's state
+  // Grows the table to at least 8 * len slots (re-chaining what is indexed).
+  void Rehash(size_t len) {
+    heads_.assign(std::bit_ceil(std::max<size_t>(len * 16, 1024)), kNone);
+    const std::vector<uint64_t> firsts = std::move(firsts_);
+    firsts_.clear();
+    next_.clear();
+    for (uint64_t f : firsts) Push(f);
+  }
+  std::vector<uint32_t> heads_;   // by slot: the deepest node of its chain
+  std::vector<uint64_t> firsts_;  // by node: its state's first word when indexed
+  std::vector<uint32_t> next_;    // by node: the next (shallower) node of its chain
 };
 
 // The machine at one boundary of the current path and the spin detector's
@@ -470,7 +485,7 @@ class DfsEngine : public Scheduler {
     if (top_ == stack_.size()) stack_.emplace_back().Resize(s_.threads.size());
     Node& n = stack_[top_++];
     n.Reset();
-    path_filter_.Truncate(top_ - 1);  // the node's old state leaves the filter
+    path_index_.Truncate(top_ - 1);  // the node's old state leaves the index
     n.state = state;
     n.writes_before = path_writes_;
     // Under an event plan no event is optional: each thread's next transition
@@ -721,7 +736,7 @@ class DfsEngine : public Scheduler {
     const uint64_t nthreads = s_.threads.size();
     // An empty stack: a placement not started yet (the visited set follows).
     top_ = rd.Count(8);
-    path_filter_.Clear();
+    path_index_.Clear();
     stack_.clear();
     stack_.resize(top_);
     for (Node& n : stack_) {
@@ -1378,14 +1393,14 @@ class DfsEngine : public Scheduler {
   }
   // The first node of the current path whose state is `state` (depth_ if
   // none). DFS records states only before a sched_yield (the others hold 0).
-  // Nearly every revisited state is on no node of the path: the filter
-  // says so without scanning it.
+  // Only the nodes of the state's chain in the index are looked at.
   size_t CycleStart(const std::pair<uint64_t, uint64_t>& state) {
-    path_filter_.Sync(stack_, depth_);
-    if (!path_filter_.MayHold(state.first)) return depth_;
-    size_t i = 0;
-    while (i < depth_ && stack_[i].state != state) ++i;
-    return i;
+    path_index_.Sync(stack_, depth_);
+    size_t first = depth_;
+    path_index_.ForEachCandidate(state.first, [&](size_t k) {
+      if (k < first && stack_[k].state == state) first = k;
+    });
+    return first;
   }
   // DFS cycle pruning (ExploreOptions::prune_cycles): `state` repeats on the
   // current path and some node of the cycle offered every running thread's
@@ -1645,7 +1660,7 @@ class DfsEngine : public Scheduler {
   bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
-  PathStateFilter path_filter_;  // the states of stack_'s first nodes (CycleStart)
+  PathStateIndex path_index_;  // the nodes of the path by state (CycleStart)
   size_t top_ = 0;
   size_t floor_ = 0;  // SetPrefix: stack_[0, floor_) is the subtree's fixed prefix
   std::vector<uint32_t> prefix_ranks_;  // and their TreeKey ranks
