@@ -305,7 +305,7 @@ struct Node {
 // It indexes stack[0, indexed()) as they were when indexed: Node::state is
 // written only when a node is pushed (Truncate first takes that node and the
 // ones above it out) and the nodes are replaced wholesale only by a
-// snapshot's Load (Clear). Sync(stack, len) indexes the nodes up to len.
+// snapshot's Load and a subtree's SetPrefix (Clear). Sync(stack, len) indexes the nodes up to len.
 // Nodes come and go in stack order, so a chain's head is its deepest node.
 class PathStateIndex {
  public:
@@ -836,6 +836,7 @@ class DfsEngine : public Scheduler {
   // Makes the nodes of `p` the fixed top of the stack: Run explores the
   // subtree under them and Backtrack never pops them.
   void SetPrefix(const TreePrefix& p) {
+    path_index_.Clear();
     stack_.clear();
     stack_.resize(p.size());
     prefix_ranks_.clear();
