@@ -325,6 +325,73 @@ struct Node {
   }
 };
 
+// Which nodes of the path hold which state, indexed by the state hash's first
+// word: a table of slots (8 to 16 per node), each the head of a chain
+// through the nodes whose first word falls there, newest first. CycleStart
+// then looks only at the nodes of one chain - nearly every state a stateful
+// search revisits has none - instead of scanning the whole path: the scan
+// was 14 % of a stateful search of percpu_list PER=32 (depth 2,865) and grew
+// with the depth.
+//
+// It indexes stack[0, indexed()) as they were when indexed: Node::state is
+// written only when a node is pushed (Truncate first takes that node and the
+// ones above it out) and the nodes are replaced wholesale only by a
+// snapshot's Load and a subtree's SetPrefix (Clear). Sync(stack, len) indexes the nodes up to len.
+// Nodes come and go in stack order, so a chain's head is its deepest node.
+class PathStateIndex {
+ public:
+  void Clear() {
+    heads_.assign(heads_.size(), kNone);
+    firsts_.clear();
+    next_.clear();
+  }
+  size_t indexed() const { return firsts_.size(); }
+  // Takes nodes [len, indexed()) out.
+  void Truncate(size_t len) {
+    while (firsts_.size() > len) {
+      heads_[Slot(firsts_.back())] = next_.back();
+      firsts_.pop_back();
+      next_.pop_back();
+    }
+  }
+  // Indexes stack[0, len) (nodes past indexed() as they are now; nodes past
+  // len taken out).
+  template <class Stack>
+  void Sync(const Stack& stack, size_t len) {
+    Truncate(len);
+    if (len * 8 > heads_.size()) Rehash(len);
+    while (firsts_.size() < len) Push(stack[firsts_.size()].state.first);
+  }
+  // Calls f(k) for each indexed node k whose state's first word may be
+  // `first` (every such node, and others of the same slot).
+  template <class F>
+  void ForEachCandidate(uint64_t first, F&& f) const {
+    if (heads_.empty()) return;
+    for (uint32_t k = heads_[Slot(first)]; k != kNone; k = next_[k]) f(k);
+  }
+
+ private:
+  static constexpr uint32_t kNone = ~0u;
+  size_t Slot(uint64_t first) const { return static_cast<size_t>(first ^ (first >> 32)) & (heads_.size() - 1); }
+  void Push(uint64_t first) {
+    uint32_t& head = heads_[Slot(first)];
+    next_.push_back(head);
+    head = static_cast<uint32_t>(firsts_.size());
+    firsts_.push_back(first);
+  }
+  // Grows the table to at least 8 * len slots (re-chaining what is indexed).
+  void Rehash(size_t len) {
+    heads_.assign(std::bit_ceil(std::max<size_t>(len * 16, 1024)), kNone);
+    const std::vector<uint64_t> firsts = std::move(firsts_);
+    firsts_.clear();
+    next_.clear();
+    for (uint64_t f : firsts) Push(f);
+  }
+  std::vector<uint32_t> heads_;   // by slot: the deepest node of its chain
+  std::vector<uint64_t> firsts_;  // by node: its state's first word when indexed
+  std::vector<uint32_t> next_;    // by node: the next (shallower) node of its chain
+};
+
 // The machine at one boundary of the current path and the spin detector's
 // state on entry there: an execution that backtracks to a node at or after
 // `depth` continues from here (replaying the nodes in between) instead of
@@ -358,6 +425,9 @@ class DfsEngine : public Scheduler {
   }
 
   bool WantsFootprints() const override { return true; }
+  // Stateful search hashes the state at every new node, DFS cycle pruning
+  // before each sched_yield: the machine keeps memory's hash store by store.
+  bool WantsStateHash() const override { return stateful_ || prune_cycles_; }
   const Placement* InitialPlacement() const override { return placement_; }
 
   // The initial placement of the executions Run explores next (nullptr: the
@@ -450,6 +520,7 @@ class DfsEngine : public Scheduler {
     if (top_ == stack_.size()) stack_.emplace_back().Resize(s_.threads.size());
     Node& n = stack_[top_++];
     n.Reset();
+    path_index_.Truncate(top_ - 1);  // the node's old state leaves the index
     n.state = state;
     n.writes_before = path_writes_;
     // Under an event plan no event is optional: each thread's next transition
@@ -701,6 +772,7 @@ class DfsEngine : public Scheduler {
     const uint64_t nthreads = s_.threads.size();
     // An empty stack: a placement not started yet (the visited set follows).
     top_ = rd.Count(8);
+    path_index_.Clear();
     stack_.clear();
     stack_.resize(top_);
     for (Node& n : stack_) {
@@ -776,6 +848,14 @@ class DfsEngine : public Scheduler {
     }
     return total + guide_.Bytes();
   }
+  // Executions between two checks of the memory limit (a power of two): 64,
+  // or more on a long path, so that adding up the path's and the
+  // checkpoints' buffers (a walk over both: 8 % of a stateful search of
+  // percpu_list PER=32, growing with the depth) costs at most about 8 nodes
+  // per execution.
+  uint64_t memory_check_period() const {
+    return std::bit_ceil(std::max<uint64_t>(64, (stack_.size() + saved_.size()) / 8));
+  }
   // Current distance between checkpoints, in nodes (grows with the path).
   size_t checkpoint_interval() const { return checkpoint_interval_; }
   // Set to take snapshots: called after each execution's backtracking with
@@ -792,6 +872,7 @@ class DfsEngine : public Scheduler {
   // Makes the nodes of `p` the fixed top of the stack: Run explores the
   // subtree under them and Backtrack never pops them.
   void SetPrefix(const TreePrefix& p) {
+    path_index_.Clear();
     stack_.clear();
     stack_.resize(p.size());
     prefix_ranks_.clear();
@@ -1393,17 +1474,21 @@ class DfsEngine : public Scheduler {
   }
   // The first node of the current path whose state is `state` (depth_ if
   // none). DFS records states only before a sched_yield (the others hold 0).
-  size_t CycleStart(const std::pair<uint64_t, uint64_t>& state) const {
-    size_t i = 0;
-    while (i < depth_ && stack_[i].state != state) ++i;
-    return i;
+  // Only the nodes of the state's chain in the index are looked at.
+  size_t CycleStart(const std::pair<uint64_t, uint64_t>& state) {
+    path_index_.Sync(stack_, depth_);
+    size_t first = depth_;
+    path_index_.ForEachCandidate(state.first, [&](size_t k) {
+      if (k < first && stack_[k].state == state) first = k;
+    });
+    return first;
   }
   // DFS cycle pruning (ExploreOptions::prune_cycles): `state` repeats on the
   // current path and some node of the cycle offered every running thread's
   // alternatives, so no thread's moves are ignored all the way round (the
   // cycle proviso of partial-order reduction): every continuation from here
   // is explored from the first occurrence.
-  bool CycleProvisoHolds(const std::pair<uint64_t, uint64_t>& state) const {
+  bool CycleProvisoHolds(const std::pair<uint64_t, uint64_t>& state) {
     for (size_t j = CycleStart(state); j < depth_; ++j) {
       if (stack_[j].full) return true;
     }
@@ -1656,6 +1741,7 @@ class DfsEngine : public Scheduler {
   bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
+  PathStateIndex path_index_;  // the nodes of the path by state (CycleStart)
   size_t top_ = 0;
   size_t floor_ = 0;  // SetPrefix: stack_[0, floor_) is the subtree's fixed prefix
   std::vector<uint32_t> prefix_ranks_;  // and their TreeKey ranks
@@ -1717,8 +1803,9 @@ uint64_t OutcomeBytes(const std::set<Outcome>& outcomes) {
 
 // v2: XXH3 state hashes; v3: events left out where deferrable (another search tree);
 // v4: the initial placement being explored; v5: DPOR nodes keep wakeup trees;
-// v6: DPOR's event plans.
-constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v6";
+// v6: DPOR's event plans; v7: state hashes take memory as an incremental sum
+// (sim/state_hash.h MemoryHash), so a v6 visited set holds other hashes.
+constexpr char kSnapshotMagic[] = "rseqmc explore snapshot v7";
 
 // ", 4 initial placements" when threads may start on any CPU (the
 // scenario's fingerprint leaves `cpu any` out).
@@ -2036,12 +2123,12 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       }
       bool stopped = false;
       engine.set_checkpoint_budget(o.checkpoint_budget_bytes.value_or(CheckpointBudget(o.max_memory_bytes)));
-      // The memory limit, after the first execution and every 64th (the
-      // path and the checkpoints are largest after one; adding up their
-      // buffers walks the path, which would cost more than a short resumed
-      // execution).
+      // The memory limit, after the first execution and every 64th, or
+      // rarer on a long path (DfsEngine::memory_check_period: the path and
+      // the checkpoints are largest after one; adding up their buffers walks
+      // the path, which would cost more than a short resumed execution).
       auto within_memory = [&]() {
-        if (res.executions > 1 && (res.executions & 63) != 0) return true;
+        if (res.executions > 1 && (res.executions & (engine.memory_check_period() - 1)) != 0) return true;
         const uint64_t bytes = engine.state_bytes() + engine.path_bytes() + engine.checkpoint_bytes() +
                                OutcomeBytes(res.outcomes);
         res.peak_memory_bytes = std::max(res.peak_memory_bytes, bytes);

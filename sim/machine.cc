@@ -155,6 +155,7 @@ void Machine::Attach(Scheduler* scheduler, ExecutionResult* out) {
   out_ = out;
   record_ = opt_.record_trace;
   fp_on_ = scheduler->WantsFootprints();
+  mem_hash_on_ = scheduler->WantsStateHash();
   clock_ = scheduler->clock();
   fp_.Clear();
   acc_ = opt_.record_accesses;
@@ -196,6 +197,7 @@ void CopyLiveContext(const Context& from, Context& to) {
 void Machine::Save(MachineCheckpoint& ck) const {
   ck.valid = true;
   ck.memory.assign(mem_, mem_ + mem_size_);
+  ck.memory_hash = mem_hash_on_ ? std::optional<MemoryHash>(mem_hash_) : std::nullopt;
   ck.threads.resize(threads_.size());
   for (size_t t = 0; t < threads_.size(); ++t) CopyLiveThread(threads_[t], ck.threads[t]);
   ck.cpus.resize(cpus_.size());
@@ -240,6 +242,7 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   Attach(scheduler, out);
   out->memory.assign(ck.memory.begin(), ck.memory.end());
   mem_ = out->memory.data();
+  if (mem_hash_on_) mem_hash_ = ck.memory_hash ? *ck.memory_hash : MemoryHashFromScratch();
   for (size_t t = 0; t < threads_.size(); ++t) CopyLiveThread(ck.threads[t], threads_[t]);
   for (size_t c = 0; c < cpus_.size(); ++c) {
     cpus_[c].running = ck.cpus[c].running;
@@ -290,6 +293,10 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
 void Machine::PrepareStart(const Placement* place, ExecutionResult* out) {
   out->memory.assign(init_mem_.begin(), init_mem_.end());
   mem_ = out->memory.data();
+  if (mem_hash_on_) {
+    if (!init_mem_hash_) init_mem_hash_ = MemoryImageHash(init_mem_.data(), init_mem_.size());
+    mem_hash_ = *init_mem_hash_;
+  }
   if (threads_.size() != init_threads_.size()) threads_ = init_threads_;
   for (size_t t = 0; t < threads_.size(); ++t) {
     // Only the main context starts with state; handler contexts are written
@@ -360,7 +367,7 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   Attach(scheduler, out);
   out->accesses.clear();
   const Placement* place = scheduler->InitialPlacement();
-  const bool plain = place == nullptr && !record_ && !acc_ && !fp_on_;
+  const bool plain = place == nullptr && !record_ && !acc_ && !fp_on_ && !mem_hash_on_;
   if (plain && prepared_.valid) {
     out->memory.assign(prepared_.memory.begin(), prepared_.memory.end());
     mem_ = out->memory.data();
@@ -612,7 +619,7 @@ void Machine::InvalidDecision(const Decision& d, uint64_t boundary) const {
 void Machine::RunDirect() {
   // With nothing recorded per instruction, plain instructions run in
   // RunPlain's loop and only the others go through Step.
-  const bool plain = !record_ && !acc_ && !fp_on_;
+  const bool plain = !record_ && !acc_ && !fp_on_ && !mem_hash_on_;
   for (;;) {
     const int t = Decide();
     if (t < 0) return;
@@ -1322,7 +1329,10 @@ inline Machine::Stop Machine::Step(int t) {
           // The rseq areas are the last region of data memory.
           if (addr + static_cast<uint64_t>(bytes) > area_base_) NoteAreaRead(addr, bytes);
         }
+        const bool writes = in.op != Op::kLd && in.op != Op::kLd32;
+        if (mem_hash_on_ && writes) HashWords(addr - kDataBase, bytes, -1);
         if (MemoryOp(in, &r[0], mem_ + (addr - kDataBase), wrote_val)) wrote_addr = addr;
+        if (mem_hash_on_ && writes) HashWords(addr - kDataBase, bytes, +1);
         break;
       }
       case Op::kCall:
@@ -1696,21 +1706,15 @@ bool ChoiceView::IsValid(const Decision& d) const { return m_.IsValid(d); }
 
 std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kinds) const {
   // The state is laid out as 64-bit words in a reused buffer, then hashed
-  // with XXH3-128 (sim/state_hash.h; AVX2 where the CPU has it): memory
-  // first, then each thread, the CPUs' run queues, the mm_cid allocator, the
-  // event counts and the observations made so far.
+  // with XXH3-128 (sim/state_hash.h; AVX2 where the CPU has it): memory's
+  // MemoryHash first (kept store by store under stateful search), then each
+  // thread, the CPUs' run queues, the mm_cid allocator, the event counts and
+  // the observations made so far.
   std::vector<uint64_t>& w = hash_words_;
-  const size_t mem_words = (mem_size_ + 7) / 8;
-  w.resize(mem_words);
-  w.back() = 0;
-  std::memcpy(w.data(), mem_, mem_size_);
-  if (!mm_cid) {
-    for (const SimThread& th : threads_) {
-      if (th.rseq_area != 0 && MemOk(th.rseq_area + kRseqOffMmCid, 4)) {
-        std::memset(reinterpret_cast<uint8_t*>(w.data()) + (th.rseq_area + kRseqOffMmCid - kDataBase), 0, 4);
-      }
-    }
-  }
+  w.clear();
+  const MemoryHash mem = memory_hash(mm_cid);
+  w.push_back(mem.lo);
+  w.push_back(mem.hi);
   for (const SimThread& th : threads_) {
     w.push_back(static_cast<uint64_t>(th.state) | static_cast<uint64_t>(th.cpu) << 8 |
                 static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
@@ -1783,6 +1787,76 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
     }
   }
   return Xxh3_128(w.data(), w.size() * sizeof(uint64_t));
+}
+
+uint64_t Machine::MemoryWord(uint64_t index) const {
+  const uint64_t off = index * 8;
+  uint64_t v = 0;
+  if (off < mem_size_) std::memcpy(&v, mem_ + off, std::min<uint64_t>(8, mem_size_ - off));
+  return v;
+}
+
+MemoryHash Machine::MemoryHashFromScratch() const {
+  return mem_ == nullptr ? MemoryHash{} : MemoryImageHash(mem_, mem_size_);
+}
+
+void Machine::HashWords(uint64_t off, int bytes, int sign) {
+  for (uint64_t i = off / 8; i <= (off + static_cast<uint64_t>(bytes) - 1) / 8; ++i) {
+    const MemoryHash term = MemoryWordTerm(i, MemoryWord(i));
+    if (sign < 0) {
+      mem_hash_.Sub(term);
+    } else {
+      mem_hash_.Add(term);
+    }
+  }
+}
+
+void Machine::StoreHashed(uint64_t addr, uint64_t v, int bytes) {
+  uint8_t* const p = mem_ + (addr - kDataBase);
+  if (std::memcmp(p, &v, bytes) == 0) return;  // the same bytes: no term changes
+  HashWords(addr - kDataBase, bytes, -1);
+  std::memcpy(p, &v, bytes);
+  HashWords(addr - kDataBase, bytes, +1);
+}
+
+MemoryHash Machine::MaskMmCid(MemoryHash h) const {
+  // mask_words_ holds pairs (word index, mask of its mm_cid bytes), each
+  // word once however many areas share it (a linear merge: few threads).
+  std::vector<uint64_t>& pairs = mask_words_;
+  pairs.clear();
+  auto add = [&pairs](uint64_t word, uint64_t mask) {
+    for (size_t i = 0; i < pairs.size(); i += 2) {
+      if (pairs[i] == word) {
+        pairs[i + 1] |= mask;
+        return;
+      }
+    }
+    pairs.push_back(word);
+    pairs.push_back(mask);
+  };
+  for (const SimThread& th : threads_) {
+    if (th.rseq_area == 0 || !MemOk(th.rseq_area + kRseqOffMmCid, 4)) continue;
+    const uint64_t off = th.rseq_area + kRseqOffMmCid - kDataBase;
+    const uint64_t shift = 8 * (off % 8);
+    add(off / 8, uint64_t{0xffffffff} << shift);
+    if (shift > 32) add(off / 8 + 1, uint64_t{0xffffffff} >> (64 - shift));
+  }
+  // Each word's correction G(i, v & ~mask) - G(i, v) is kept with the
+  // value it was computed for: the mm_cid words change only when an ID is
+  // written, so nearly every state reuses it (computing it was 3.5 % of a
+  // stateful search of counter2 K=3).
+  if (mask_terms_.size() < pairs.size() / 2) mask_terms_.resize(pairs.size() / 2);
+  for (size_t i = 0; i < pairs.size(); i += 2) {
+    const uint64_t v = MemoryWord(pairs[i]);
+    if ((v & pairs[i + 1]) == 0) continue;
+    MaskTerm& c = mask_terms_[i / 2];
+    if (!c.valid || c.word != pairs[i] || c.mask != pairs[i + 1] || c.value != v) {
+      c = {true, pairs[i], pairs[i + 1], v, MemoryWordTerm(pairs[i], v & ~pairs[i + 1])};
+      c.delta.Sub(MemoryWordTerm(pairs[i], v));
+    }
+    h.Add(c.delta);
+  }
+  return h;
 }
 
 bool Machine::InCriticalSection(int t) const {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
 #include "sim/simulator.h"
+#include "sim/state_hash.h"
 
 namespace rseqmc {
 
@@ -177,6 +179,9 @@ struct MachineCheckpoint {
   std::vector<uint8_t> mid_memory;
   uint64_t fair_check = 0, window_max_wait = 0;
   bool default_waiting = false;
+  // Machine::memory_hash() of `memory`, if the machine kept it when saving
+  // (Scheduler::WantsStateHash); else ResumeFrom computes it when needed.
+  std::optional<MemoryHash> memory_hash;
 };
 
 // Whether an instruction's step touches only its thread's registers
@@ -375,6 +380,18 @@ class Machine {
   //     bound); the total is always included.
   // Meaningful only for scenarios whose threads are all IR.
   std::pair<uint64_t, uint64_t> StateHash(bool mm_cid = true, uint32_t event_kinds = ~0u) const;
+  // MemoryHash (sim/state_hash.h) of data memory now, the part of StateHash
+  // that covers memory (before the mm_cid masking): kept up to date store by
+  // store while the scheduler WantsStateHash(), else computed from scratch.
+  MemoryHash memory_hash() const { return mem_hash_on_ ? mem_hash_ : MemoryHashFromScratch(); }
+  // The same with each registered rseq area's mm_cid field read as 0 unless
+  // `mm_cid` (what StateHash hashes for memory).
+  MemoryHash memory_hash(bool mm_cid) const { return mm_cid ? memory_hash() : MaskMmCid(memory_hash()); }
+  // The same, always computed from the whole image (what tests compare the
+  // incrementally kept hash with).
+  MemoryHash MemoryHashFromScratch() const;
+  // True while the machine keeps memory_hash() up to date at every store.
+  bool memory_hash_incremental() const { return mem_hash_on_; }
 
   // ---- kernel primitives, for the ABI modules (sim/kernel/) only ----
   // The ABI of this run.
@@ -642,7 +659,26 @@ class Machine {
     std::memcpy(&v, mem_ + (addr - kDataBase), bytes);
     return v;
   }
-  void Store(uint64_t addr, uint64_t v, int bytes) { std::memcpy(mem_ + (addr - kDataBase), &v, bytes); }
+  void Store(uint64_t addr, uint64_t v, int bytes) {
+    if (mem_hash_on_) [[unlikely]] {
+      StoreHashed(addr, v, bytes);
+      return;
+    }
+    std::memcpy(mem_ + (addr - kDataBase), &v, bytes);
+  }
+  // Store while the memory hash is kept: the terms of the words it changes
+  // are replaced (MemoryHash).
+  void StoreHashed(uint64_t addr, uint64_t v, int bytes);
+  // The 8-byte word `index` of data memory (offset 8 * index; zero-padded
+  // past the end), as MemoryHash sees it.
+  uint64_t MemoryWord(uint64_t index) const;
+  // mem_hash_ -= (sign < 0) or += (sign > 0) the terms of the words that the
+  // `bytes` bytes at data-memory offset `off` lie in: around a write that
+  // does not go through Store (the interpreter's memory instructions).
+  void HashWords(uint64_t off, int bytes, int sign);
+  // `h` with each registered rseq area's mm_cid field read as 0 (StateHash
+  // with mm_cid == false; each word once, however many areas it holds).
+  MemoryHash MaskMmCid(MemoryHash h) const;
   // Sets t's pc to the instruction at `ip` after an abort or restart from
   // code index `from_desc`'s section (-1 unknown): counted and traced; false
   // (SIGSEGV) if `ip` is no instruction of the program.
@@ -765,6 +801,22 @@ class Machine {
   // Fills free_at_ (after sigctx_handlers_ is known).
   void ClassifyFreeBoundaries();
   mutable std::vector<uint64_t> hash_words_;  // StateHash's buffer
+  // Scheduler::WantsStateHash() of this execution: mem_hash_ is data
+  // memory's MemoryHash, kept by every store (Store, HashWords) and set by
+  // every bulk copy of memory (PrepareStart, ResumeFrom). The initial
+  // image's hash is computed once.
+  bool mem_hash_on_ = false;
+  MemoryHash mem_hash_;
+  std::optional<MemoryHash> init_mem_hash_;
+  mutable std::vector<uint64_t> mask_words_;  // MaskMmCid's buffer
+  // MaskMmCid's corrections, by position in mask_words_: word `word` held
+  // `value`; masking `mask` there adds `delta` to the hash.
+  struct MaskTerm {
+    bool valid = false;
+    uint64_t word = 0, mask = 0, value = 0;
+    MemoryHash delta;
+  };
+  mutable std::vector<MaskTerm> mask_terms_;
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
   bool area_accessed_ = false;                 // see area_accessed()

@@ -134,6 +134,12 @@ class Scheduler {
   virtual void EndExecution(const Machine& /*m*/) {}
   // True if the machine should record each transition's footprint (DPOR).
   virtual bool WantsFootprints() const { return false; }
+  // True if the scheduler calls Machine::StateHash at most boundaries
+  // (stateful search): the machine then keeps data memory's hash up to date
+  // at every store (MemoryHash, sim/state_hash.h), so that a state hash costs
+  // the size of the threads and CPUs instead of all of memory. Either way
+  // StateHash returns the same value.
+  virtual bool WantsStateHash() const { return false; }
   // The initial placement of the next execution, asked once per execution
   // after BeginExecution, or nullptr for the scenario's own (each thread's
   // ThreadSpec::cpu). The choice before the first step: exhaustive search

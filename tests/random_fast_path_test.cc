@@ -25,6 +25,7 @@
 #include "sim/outcome.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
+#include "tests/builtin_scenario.h"
 
 namespace rseqmc {
 namespace {
@@ -262,34 +263,24 @@ class StartProbe : public Scheduler {
 };
 
 TEST(RandomFastPathTest, PreparedStartIsTheStateAFreshMachineBuilds) {
-  int runs = 0;
-  for (const BuiltinScenario& b : BuiltinScenarios()) {
-    const Scenario s = ParseScenario(b.text, b.path);
-    for (const KernelAbi* abi : AllAbis()) {
-      if (abi->NotApplicable(s)) continue;
-      SCOPED_TRACE(b.name + " under " + abi->info().name);
-      RunOptions ro;
-      ro.kernel.model = abi->info().model;
-      RunOptions small = ro;
-      small.max_steps = 2000;  // the probe's executions only need their start
-      StartProbe fresh_probe;
-      Simulator fresh(s, small);
-      ExecutionResult first;
-      fresh.RunInto(fresh_probe, first);
-      // The same machine, after random executions with events (which leave
-      // memory, threads, run queues and the mm_cid allocator elsewhere).
-      Simulator reused(s, small);
-      RandomScheduler random(3, WithEvents());
-      StartProbe probe;
-      ExecutionResult r;
-      for (int i = 0; i < 4; ++i) {
-        reused.RunInto(probe, r);
-        EXPECT_TRUE(probe.seen == fresh_probe.seen) << "execution " << i;
-        for (int k = 0; k < 5; ++k) reused.RunInto(random, r);
-      }
-      ++runs;
+  const int runs = testing::ForEachBuiltinUnderEachAbi([](const BuiltinScenario&, const Scenario& s, RunOptions small) {
+    small.max_steps = 2000;  // the probe's executions only need their start
+    StartProbe fresh_probe;
+    Simulator fresh(s, small);
+    ExecutionResult first;
+    fresh.RunInto(fresh_probe, first);
+    // The same machine, after random executions with events (which leave
+    // memory, threads, run queues and the mm_cid allocator elsewhere).
+    Simulator reused(s, small);
+    RandomScheduler random(3, WithEvents());
+    StartProbe probe;
+    ExecutionResult r;
+    for (int i = 0; i < 4; ++i) {
+      reused.RunInto(probe, r);
+      EXPECT_TRUE(probe.seen == fresh_probe.seen) << "execution " << i;
+      for (int k = 0; k < 5; ++k) reused.RunInto(random, r);
     }
-  }
+  });
   EXPECT_GT(runs, 40);
 }
 
