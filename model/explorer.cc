@@ -301,7 +301,7 @@ struct Node {
   ThreadSet enabled;        // threads that may be chosen here
   ThreadSet backtrack;      // threads to explore here
   ThreadSet done;           // threads whose alternatives are exhausted
-  int16_t thread = -1;      // thread being explored
+  int16_t thread = -1;      // thread being explored (alts[alt].thread: SelectAlt, SetPrefix, Load keep it so)
   int16_t first = -1;       // thread explored first here (TreeKey ranks)
   uint16_t alt = 0;         // its alternative being explored (index into alts)
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
@@ -1598,7 +1598,7 @@ class DfsEngine : public Scheduler {
     for (size_t j = 0; j < n; ++j) {
       const Node& nj = stack_[j];
       const Footprint& fj = nj.fp;
-      const int p = nj.alts[nj.alt].thread;
+      const int p = nj.thread;  // = nj.alts[nj.alt].thread, without a miss on the alts buffer
       cand.clear();
       for (uint64_t b = fj.threads; b != 0; b &= b - 1) cand.push_back(last_thread[std::countr_zero(b)]);
       for (uint64_t b = fj.cpus; b != 0; b &= b - 1) cand.push_back(last_cpu[std::countr_zero(b)]);
@@ -1628,7 +1628,7 @@ class DfsEngine : public Scheduler {
         if (ii < 0) break;
         const size_t i = static_cast<size_t>(ii);
         const Node& ni = stack_[i];
-        const int q = ni.alts[ni.alt].thread;
+        const int q = ni.thread;
         if (q == p || !Dependent(ni.fp, fj)) continue;
         if (cj[q] < own_[i]) races_.push_back(i);
         const uint32_t* ci = &clocks_[i * nthreads];
@@ -1694,7 +1694,7 @@ class DfsEngine : public Scheduler {
   // an alternative already tried) or the tree already covers it.
   void InsertRace(size_t i, size_t j, size_t nthreads) {
     const Node& ni = stack_[i];
-    const int q = ni.alts[ni.alt].thread;
+    const int q = ni.thread;
     race_v_.clear();
     for (size_t k = i + 1; k < j; ++k) {
       if (clocks_[k * nthreads + q] < own_[i]) race_v_.push_back(k);

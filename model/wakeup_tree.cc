@@ -15,7 +15,9 @@ bool WakeupTree::Insert(std::vector<WakeupEvent> v, bool events_left) {
   // O(|v| x depth) event moves, and a race between distant transitions of a
   // long path has a v of thousands (a third of DPOR's time on percpu_list
   // PER=32).
-  std::vector<uint32_t> rest(v.size());
+  // (A per-thread scratch buffer: parallel workers insert concurrently.)
+  thread_local std::vector<uint32_t> rest;
+  rest.resize(v.size());
   for (size_t k = 0; k < rest.size(); ++k) rest[k] = static_cast<uint32_t>(k);
   size_t head = 0;
   const auto left = [&] { return rest.size() - head; };
