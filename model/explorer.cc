@@ -23,6 +23,7 @@
 #include <array>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -227,18 +228,32 @@ bool MmCidObservable(const Scenario& s) {
   return false;
 }
 
-// Hash of a thread's user-visible local state (for spin detection).
+// Hash of a thread's user-visible local state (for spin detection), taken
+// after every step of the thread (UpdateSpin). The registers go into four
+// independent FNV-style lanes combined at the end: one chain of 16
+// dependent multiplies was half of UpdateSpin's time. Compared only with
+// the same thread's hashes in the same execution (equal contexts, equal
+// hashes), so its value is nowhere recorded.
 uint64_t ContextHash(const SimThread& th) {
+  constexpr uint64_t kPrime = 0x100000001b3ull;
   uint64_t h = 0x84222325cbf29ce4ull ^ static_cast<uint64_t>(th.depth);
   for (int d = 0; d <= th.depth; ++d) {
     const Context& c = th.ctx[d];
-    for (int64_t r : c.r) h = (h ^ static_cast<uint64_t>(r)) * 0x100000001b3ull;
-    h = (h ^ (static_cast<uint64_t>(c.pc) << 8 | c.call_depth)) * 0x100000001b3ull;
+    static_assert(std::tuple_size_v<decltype(c.r)> % 4 == 0, "registers in four lanes");
+    uint64_t l0 = h, l1 = h ^ 0x9e3779b97f4a7c15ull, l2 = h ^ 0xbf58476d1ce4e5b9ull, l3 = h ^ 0x94d049bb133111ebull;
+    for (size_t i = 0; i < c.r.size(); i += 4) {
+      l0 = (l0 ^ static_cast<uint64_t>(c.r[i])) * kPrime;
+      l1 = (l1 ^ static_cast<uint64_t>(c.r[i + 1])) * kPrime;
+      l2 = (l2 ^ static_cast<uint64_t>(c.r[i + 2])) * kPrime;
+      l3 = (l3 ^ static_cast<uint64_t>(c.r[i + 3])) * kPrime;
+    }
+    h = (l0 ^ std::rotl(l1, 16) ^ std::rotl(l2, 32) ^ std::rotl(l3, 48)) * kPrime;
+    h = (h ^ (static_cast<uint64_t>(c.pc) << 8 | c.call_depth)) * kPrime;
     // The return addresses too: two calls of one function from different
     // places reach the same pc and registers without going round a loop.
-    for (uint32_t i = 0; i < c.call_depth; ++i) h = (h ^ c.ret_stack[i]) * 0x100000001b3ull;
+    for (uint32_t i = 0; i < c.call_depth; ++i) h = (h ^ c.ret_stack[i]) * kPrime;
   }
-  h = (h ^ th.pending ^ (static_cast<uint64_t>(th.blocked) << 32)) * 0x100000001b3ull;
+  h = (h ^ th.pending ^ (static_cast<uint64_t>(th.blocked) << 32)) * kPrime;
   return h;
 }
 
@@ -286,7 +301,7 @@ struct Node {
   ThreadSet enabled;        // threads that may be chosen here
   ThreadSet backtrack;      // threads to explore here
   ThreadSet done;           // threads whose alternatives are exhausted
-  int16_t thread = -1;      // thread being explored
+  int16_t thread = -1;      // thread being explored (alts[alt].thread: SelectAlt, SetPrefix, Load keep it so)
   int16_t first = -1;       // thread explored first here (TreeKey ranks)
   uint16_t alt = 0;         // its alternative being explored (index into alts)
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
@@ -650,6 +665,7 @@ class DfsEngine : public Scheduler {
       // Checkpoints past the node backtracked to are of another path.
       while (num_saved_ > 0 && saved_[num_saved_ - 1].depth >= replay_len_) --num_saved_;
       cut_short_ = false;
+      const size_t run_start = num_saved_ > 0 ? saved_[num_saved_ - 1].depth : 0;
       if (num_saved_ > 0) {
         // Continue from the deepest checkpoint at or before the node
         // backtracked to (saved in an execution that `r` holds the path of),
@@ -690,6 +706,7 @@ class DfsEngine : public Scheduler {
         r.message = livelock_cycle_;
       }
       ++res.executions;
+      UpdateCheckpointFloor(run_start);
       res.max_depth = std::max<uint64_t>(res.max_depth, depth_);
       // Before any oracle's verdict: the machine ended the process at the
       // last transition (an oracle judges a finished execution).
@@ -856,8 +873,10 @@ class DfsEngine : public Scheduler {
   uint64_t memory_check_period() const {
     return std::bit_ceil(std::max<uint64_t>(64, (stack_.size() + saved_.size()) / 8));
   }
-  // Current distance between checkpoints, in nodes (grows with the path).
-  size_t checkpoint_interval() const { return checkpoint_interval_; }
+  // Current distance between checkpoints, in nodes: the budget's interval
+  // (grows with the path) or, if larger, the floor that balances saving
+  // against replaying (UpdateCheckpointFloor).
+  size_t checkpoint_interval() const { return std::max(checkpoint_interval_, checkpoint_floor_); }
   // Set to take snapshots: called after each execution's backtracking with
   // `more` (false: this level is exhausted) and `forced` (exploration stops).
   std::function<void(bool more, bool forced)> snapshot_;
@@ -1193,12 +1212,37 @@ class DfsEngine : public Scheduler {
 
   // Sparse checkpoints. The current path's checkpoints are saved_[0,
   // num_saved_), by increasing depth, at nodes with alternatives (the others
-  // are never backtracked to) at least checkpoint_interval_ nodes apart. When
+  // are never backtracked to) at least checkpoint_interval() nodes apart:
+  // the larger of the floor that balances saving against replaying
+  // (UpdateCheckpointFloor) and the budget's interval. When
   // they outgrow the budget, the interval doubles and every other one is
   // dropped: memory stays within the budget whatever the path's length, and
   // an execution replays at most about an interval's nodes after resuming.
   bool CheckpointDue() const {
-    return num_saved_ == 0 || depth_ >= saved_[num_saved_ - 1].depth + checkpoint_interval_;
+    return num_saved_ == 0 || depth_ >= saved_[num_saved_ - 1].depth + checkpoint_interval();
+  }
+  // After an execution that resumed at depth `start` (0: from the initial
+  // state): sets the checkpoints' least spacing, checkpoint_floor_, from the
+  // nodes an execution adds (a moving average over the last 8 or so). A
+  // checkpoint costs a copy of the machine (Machine::Save: the data memory,
+  // every live context, the spin histories) at a node, to a buffer that is
+  // cold by then; a checkpoint further back costs replaying the nodes in
+  // between once per execution that resumes there. With F new nodes per
+  // execution and a save costing about as much as replaying R nodes, an
+  // interval of k costs F/k saves plus k/2 replayed nodes per execution,
+  // least at k = sqrt(2 R F). Taking R = 1 (the engine's per-node work, not
+  // the interpreter, is most of a replayed node's cost; a save's memory copy
+  // into a cold buffer is of the same order) gives sqrt(2 F): on
+  // percpu_list PER=32 under DPOR (F about 2,800: most executions of an
+  // event plan start from the root) a checkpoint every ~75 nodes instead of
+  // at every node with alternatives; on a stateful search (F of a few nodes)
+  // every node or two, as before. The spacing decides only where an
+  // execution resumes, never which executions run (ExploreCost tests).
+  void UpdateCheckpointFloor(size_t start) {
+    const uint64_t fresh = depth_ > start ? depth_ - start : 0;
+    new_nodes_avg16_ = new_nodes_avg16_ - new_nodes_avg16_ / 8 + fresh * 2;  // 16 x the average
+    const uint64_t two_f = new_nodes_avg16_ / 8;
+    checkpoint_floor_ = std::max<size_t>(1, static_cast<size_t>(std::sqrt(static_cast<double>(two_f))));
   }
   bool WantsCheckpoint(const Node& n) const { return can_resume_ && n.alts.size() > 1 && CheckpointDue(); }
   static uint64_t CheckpointBytes(const SavedBoundary& b) {
@@ -1214,7 +1258,7 @@ class DfsEngine : public Scheduler {
     b.spins = spins;
     m.Save(b.ck);
     if (num_saved_ < 2 || num_saved_ * CheckpointBytes(b) <= checkpoint_budget_) return;
-    checkpoint_interval_ *= 2;
+    checkpoint_interval_ = 2 * checkpoint_interval();
     size_t kept = 1;
     for (size_t i = 1; i < num_saved_; ++i) {
       if (saved_[i].depth >= saved_[kept - 1].depth + checkpoint_interval_) std::swap(saved_[kept++], saved_[i]);
@@ -1541,20 +1585,20 @@ class DfsEngine : public Scheduler {
     const size_t nthreads = s_.threads.size();
     clocks_.assign(n * nthreads, 0);
     thread_clock_.assign(nthreads * nthreads, 0);
-    std::vector<uint32_t> seq(nthreads, 0);
+    seq_.assign(nthreads, 0);
     own_.assign(n, 0);
     constexpr int64_t kNone = -1;
     int64_t last_thread[64], last_cpu[64];
     std::fill(std::begin(last_thread), std::end(last_thread), kNone);
     std::fill(std::begin(last_cpu), std::end(last_cpu), kNone);
     int64_t last_mmcid = kNone;
-    words_.clear();
+    ++words_gen_;  // every word's history is empty (its buffers kept)
     all_memory_.clear();
-    std::vector<int64_t> cand;
+    std::vector<int64_t>& cand = cand_;
     for (size_t j = 0; j < n; ++j) {
       const Node& nj = stack_[j];
       const Footprint& fj = nj.fp;
-      const int p = nj.alts[nj.alt].thread;
+      const int p = nj.thread;  // = nj.alts[nj.alt].thread, without a miss on the alts buffer
       cand.clear();
       for (uint64_t b = fj.threads; b != 0; b &= b - 1) cand.push_back(last_thread[std::countr_zero(b)]);
       for (uint64_t b = fj.cpus; b != 0; b &= b - 1) cand.push_back(last_cpu[std::countr_zero(b)]);
@@ -1568,7 +1612,7 @@ class DfsEngine : public Scheduler {
           const MemAccess& acc = fj.accesses[a];
           for (uint64_t w = acc.addr >> 3; w <= (acc.addr + acc.bytes - 1) >> 3; ++w) {
             auto it = words_.find(w);
-            if (it == words_.end()) continue;
+            if (it == words_.end() || it->second.gen != words_gen_) continue;
             cand.push_back(it->second.last_write);
             if (acc.write) cand.insert(cand.end(), it->second.reads.begin(), it->second.reads.end());
           }
@@ -1584,13 +1628,13 @@ class DfsEngine : public Scheduler {
         if (ii < 0) break;
         const size_t i = static_cast<size_t>(ii);
         const Node& ni = stack_[i];
-        const int q = ni.alts[ni.alt].thread;
+        const int q = ni.thread;
         if (q == p || !Dependent(ni.fp, fj)) continue;
         if (cj[q] < own_[i]) races_.push_back(i);
         const uint32_t* ci = &clocks_[i * nthreads];
         for (size_t k = 0; k < nthreads; ++k) cj[k] = std::max(cj[k], ci[k]);
       }
-      own_[j] = ++seq[p];
+      own_[j] = ++seq_[p];
       cj[p] = own_[j];
       // j's clock is complete: the races it ends can be reversed now.
       for (const size_t i : races_) InsertRace(i, j, nthreads);
@@ -1608,6 +1652,11 @@ class DfsEngine : public Scheduler {
           const MemAccess& acc = fj.accesses[a];
           for (uint64_t w = acc.addr >> 3; w <= (acc.addr + acc.bytes - 1) >> 3; ++w) {
             WordHistory& h = words_[w];
+            if (h.gen != words_gen_) {
+              h.gen = words_gen_;
+              h.last_write = -1;
+              h.reads.clear();
+            }
             if (acc.write) {
               h.last_write = jj;
               h.reads.clear();
@@ -1645,7 +1694,7 @@ class DfsEngine : public Scheduler {
   // an alternative already tried) or the tree already covers it.
   void InsertRace(size_t i, size_t j, size_t nthreads) {
     const Node& ni = stack_[i];
-    const int q = ni.alts[ni.alt].thread;
+    const int q = ni.thread;
     race_v_.clear();
     for (size_t k = i + 1; k < j; ++k) {
       if (clocks_[k * nthreads + q] < own_[i]) race_v_.push_back(k);
@@ -1766,6 +1815,8 @@ class DfsEngine : public Scheduler {
   std::vector<SavedBoundary> saved_;    // see CheckpointDue
   size_t num_saved_ = 0;
   size_t checkpoint_interval_ = 1;
+  size_t checkpoint_floor_ = 1;     // the least interval (UpdateCheckpointFloor)
+  uint64_t new_nodes_avg16_ = 0;    // 16 x the moving average of the nodes an execution adds
   uint64_t checkpoint_budget_ = ~0ull;
   uint64_t boundaries_ = 0;  // Choose calls, for deadline_check_
   bool cut_short_ = false;
@@ -1778,11 +1829,19 @@ class DfsEngine : public Scheduler {
   // The subtree of the wakeup tree continuing the alternative being explored
   // at the deepest node, stack_[top_ - 1]: the next new node's wakeup tree.
   WakeupTree guide_;
+  // AnalyzeRaces' index of the path's memory accesses by 8-byte word. A
+  // history of an older generation is empty: the map and the read lists'
+  // buffers are kept from one execution to the next (clearing the map
+  // freed and reallocated them all, a malloc per word per execution).
   struct WordHistory {
+    uint64_t gen = 0;  // words_gen_ when last written; older: empty
     int64_t last_write = -1;
     std::vector<int64_t> reads;  // since last_write
   };
   std::unordered_map<uint64_t, WordHistory> words_;
+  uint64_t words_gen_ = 0;
+  std::vector<int64_t> cand_;   // AnalyzeRaces' scratch: a transition's dependent candidates
+  std::vector<uint32_t> seq_;   // AnalyzeRaces' scratch: transitions per thread so far
   std::vector<int64_t> all_memory_;
 };
 

@@ -1149,9 +1149,10 @@ struct Case {
   std::map<std::string, int64_t> defines;
 };
 
-// Checkpoints every node with alternatives (an unlimited budget) and at most
-// a few of them (a budget of one byte: the interval doubles at every
-// checkpoint) give the same exploration.
+// Checkpoints as often as the spacing floor allows (an unlimited budget:
+// every node with alternatives on these short executions) and at most a few
+// of them (a budget of one byte: the interval doubles at every checkpoint)
+// give the same exploration.
 TEST(ExploreCost, CheckpointBudgetDoesNotChangeTheExploration) {
   const Case cases[] = {{"percpu_counter", {}},
                         {"percpu_spinlock", {}},
