@@ -405,6 +405,36 @@ TEST(MinimizeTest, InterruptStopsEveryReplayOfALongCounterexample) {
   EXPECT_EQ(timed.schedule, f.schedule);
 }
 
+// Random search polls the interrupt inside a long execution too (it used to
+// only between executions: ~30 s for one 10^9-step spin). The execution cut
+// there is not counted; the snapshot taken then resumes to the result of one
+// uninterrupted run (the spin's livelock in execution 1).
+TEST(MinimizeTest, RandomSearchStopsInsideALongExecutionAndResumesIt) {
+  const Scenario s = Spin();
+  ExploreOptions o;
+  o.strategy = StrategyKind::kRandom;
+  o.run.max_steps = kLongBudget;
+  std::atomic<bool> stop{true};
+  std::string snapshot;
+  ExploreOptions first = o;
+  first.interrupt = &stop;
+  first.snapshot = [&snapshot](const std::string& bytes) { snapshot = bytes; };
+  const ExploreResult cut = Explore(s, first);
+  EXPECT_EQ(cut.stop_reason, "interrupted");
+  EXPECT_EQ(cut.executions, 0u);
+  EXPECT_FALSE(cut.failure.has_value());
+  ASSERT_FALSE(snapshot.empty());
+  ExploreOptions again = o;
+  again.resume_from = &snapshot;
+  const ExploreResult resumed = Explore(s, again);
+  const ExploreResult whole = Explore(s, o);
+  ASSERT_TRUE(whole.failure.has_value());
+  ASSERT_TRUE(resumed.failure.has_value());
+  EXPECT_EQ(resumed.failure->verdict, Verdict::kLivelock);
+  EXPECT_EQ(resumed.executions, whole.executions);
+  EXPECT_EQ(resumed.failure->schedule, whole.failure->schedule);
+}
+
 TEST(MinimizeTest, OracleJudgesCandidates) {
   // percpu_counter passes everywhere; an oracle that rejects any execution in
   // which a thread aborted turns those into failures, and the minimiser keeps
