@@ -1,7 +1,9 @@
 #include "model/counterexample.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <string_view>
 #include <sstream>
@@ -25,17 +27,44 @@ std::string Hex(uint64_t v) {
 // from the stopped execution's.
 bool ExplorerLivelock(const Failure& f) { return f.verdict == Verdict::kLivelock; }
 
+// search.interrupt and search.time_limit_s (counted from construction), as
+// one poll for the runs and the minimisation; once true, stays true.
+class StopPoll {
+ public:
+  explicit StopPoll(const ExploreOptions& search)
+      : interrupt_(search.interrupt), time_limit_s_(search.time_limit_s), start_(std::chrono::steady_clock::now()) {}
+  bool operator()() {
+    fired_ = fired_ || (interrupt_ != nullptr && interrupt_->load(std::memory_order_relaxed)) ||
+             (time_limit_s_ > 0 && ElapsedS() >= time_limit_s_);
+    return fired_;
+  }
+  bool fired() const { return fired_; }
+  // What is left of the time limit (0 = unlimited; a little when none is left).
+  double RemainingS() const { return time_limit_s_ > 0 ? std::max(time_limit_s_ - ElapsedS(), 1e-9) : 0; }
+
+ private:
+  double ElapsedS() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  const std::atomic<bool>* interrupt_;
+  double time_limit_s_;
+  std::chrono::steady_clock::time_point start_;
+  bool fired_ = false;
+};
+
 // Replays `schedule` under `search`'s RunOptions; its oracle, if set, judges a
 // passing run as the explorer does (a message makes it kAssertFailed). `hash`
 // gets the trace hash from before the oracle's verdict, as Failure::trace_hash.
+// `stop`, if set, is polled inside the run (Simulator::set_stop_poll); a run
+// it ends comes back stopped, without a verdict.
 ExecutionResult Replay(const Scenario& s, const ExploreOptions& search, const Schedule& schedule, bool trace,
-                       uint64_t* hash = nullptr) {
+                       uint64_t* hash = nullptr, StopPoll* stop = nullptr) {
   RunOptions o = search.run;
   o.record_trace = trace;
   Simulator sim(s, o);
+  if (stop != nullptr) sim.set_stop_poll([stop] { return (*stop)(); });
   ReplayScheduler replay(schedule);
   ExecutionResult r = sim.Run(replay);
   if (hash != nullptr) *hash = r.TraceHash();
+  if (r.stopped) return r;
   if (r.verdict == Verdict::kPass && search.oracle) {
     std::string why = search.oracle(r);
     if (!why.empty()) {
@@ -44,6 +73,12 @@ ExecutionResult Replay(const Scenario& s, const ExploreOptions& search, const Sc
     }
   }
   return r;
+}
+
+// Counterexample::trace_omitted for a replay stopped at step `steps`.
+std::string TraceStoppedText(uint64_t steps) {
+  return "not recorded: the interrupt or the time limit stopped its replay at step " + std::to_string(steps) +
+         "; the schedule below replays it in full";
 }
 
 // Counterexample::trace_omitted for an execution of `steps` steps.
@@ -75,11 +110,18 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
   Counterexample cx;
   const bool livelock = ExplorerLivelock(failure);
   const Verdict replay_verdict = failure.verdict;
+  // search.interrupt and search.time_limit_s bound all of it, inside the
+  // runs too: a stop leaves what was done, marked (Counterexample::stopped).
+  StopPoll stop(search);
 
   // Determinism self-check: the failing schedule, re-run, fails the same way.
   uint64_t again_hash = 0;
-  const ExecutionResult again = Replay(s, search, failure.schedule, /*trace=*/false, &again_hash);
-  if (again.verdict != replay_verdict) {
+  const ExecutionResult again = Replay(s, search, failure.schedule, /*trace=*/false, &again_hash, &stop);
+  const bool cut = again.stopped && stop.fired();
+  bool checked = !cut;  // every replay ran to its end (Counterexample::verified)
+  if (cut) {
+    // Cut short: nothing to compare.
+  } else if (again.verdict != replay_verdict) {
     cx.deterministic = false;
     cx.determinism_problem = "the failing schedule replayed to verdict " + std::string(VerdictName(again.verdict)) +
                              ", not " + VerdictName(replay_verdict);
@@ -89,11 +131,19 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
                              ", not the explored execution's " + Hex(failure.trace_hash);
   }
 
-  cx.schedule = MinimizeEvents(s, failure.schedule, replay_verdict, search, &cx.stats);
+  ExploreOptions minimise = search;
+  minimise.time_limit_s = stop.RemainingS();
+  cx.schedule = MinimizeEvents(s, failure.schedule, replay_verdict, minimise, &cx.stats);
   cx.token = EncodeSchedule(s, cx.schedule);
   // Untraced first: its step count says whether a trace fits the memory
   // budget (a spin-wait livelock replays to --max-steps, which may be 1e9).
-  ExecutionResult untraced = Replay(s, search, cx.schedule, /*trace=*/false);
+  ExecutionResult untraced = Replay(s, search, cx.schedule, /*trace=*/false, nullptr, &stop);
+  if (untraced.stopped && stop.fired()) {
+    cx.trace_omitted = TraceStoppedText(untraced.steps);
+    cx.run = std::move(untraced);
+    cx.stopped = true;
+    return cx;
+  }
   if (search.max_memory_bytes != 0 && untraced.steps > search.max_memory_bytes / kCounterexampleBytesPerStep) {
     cx.trace_omitted = TraceOmittedText(untraced.steps, search.max_memory_bytes);
     cx.run = std::move(untraced);
@@ -102,9 +152,19 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
       cx.determinism_problem = "the minimised schedule replayed to verdict " +
                                std::string(VerdictName(cx.run.verdict)) + ", not " + VerdictName(replay_verdict);
     }
+    cx.verified = checked && cx.deterministic;
+    cx.stopped = stop.fired() || cx.stats.stopped;
     return cx;
   }
-  cx.run = Replay(s, search, cx.schedule, /*trace=*/true);
+  ExecutionResult traced = Replay(s, search, cx.schedule, /*trace=*/true, nullptr, &stop);
+  if (traced.stopped && stop.fired()) {
+    // The untraced replay stands for it: its verdict and final state.
+    cx.trace_omitted = TraceStoppedText(traced.steps);
+    cx.run = std::move(untraced);
+    cx.stopped = true;
+    return cx;
+  }
+  cx.run = std::move(traced);
   if (cx.deterministic && (cx.run.verdict != replay_verdict || untraced.verdict != replay_verdict)) {
     cx.deterministic = false;
     cx.determinism_problem = "the minimised schedule replayed to verdict " + std::string(VerdictName(cx.run.verdict)) +
@@ -115,6 +175,8 @@ Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& sear
     cx.determinism_problem = "the minimised schedule replayed to trace hashes " + Hex(cx.run.TraceHash()) +
                              " (traced) and " + Hex(untraced.TraceHash()) + " (untraced)";
   }
+  cx.verified = checked && cx.deterministic;
+  cx.stopped = stop.fired() || cx.stats.stopped;
   return cx;
 }
 

@@ -38,6 +38,16 @@ struct Counterexample {
   // how many steps, the estimate and what to do. `run` is then the untraced
   // replay (verdict, final memory, thread outcomes and properties intact).
   std::optional<std::string> trace_omitted;
+  // Every replay ran to its end and agreed (the "replay verified" of the
+  // report); false when one was cut short by a stop, or !deterministic.
+  bool verified = false;
+  // The interrupt or the time limit (ExploreOptions::interrupt,
+  // time_limit_s of `search`) stopped the building: `schedule` is the smallest
+  // failing schedule found so far, not minimal (stats.stopped), possibly the
+  // explored one unconfirmed (stats.reproduced false). When it cut the final
+  // replay, trace_omitted says so and `run` is the untraced replay, or, if
+  // that was cut too, a stopped run without a verdict (ExecutionResult::stopped).
+  bool stopped = false;
 };
 
 // Bytes a traced counterexample costs per step of its execution: its Trace
@@ -51,8 +61,11 @@ inline constexpr uint64_t kCounterexampleBytesPerStep = 256;
 // MinimizeEvents uses for the search for fewer events (bounds, RunOptions,
 // oracle, interrupt flag, max_executions budget); its run.record_trace is
 // ignored; its max_memory_bytes (0 = unlimited) bounds the trace recorded
-// for the report (Counterexample::trace_omitted). Never throws for a schedule
-// the explorer made.
+// for the report (Counterexample::trace_omitted). Its interrupt and
+// time_limit_s (0 = unlimited) bound the whole of it: polled between runs and
+// inside every run (every Machine::kStopPollSteps steps), so a stop ends it
+// within a second whatever the execution length (Counterexample::stopped).
+// Never throws for a schedule the explorer made.
 Counterexample BuildCounterexample(const Scenario& s, const ExploreOptions& search, const Failure& failure);
 
 // "broken: ..." lines: for each property that does not hold, its text, value

@@ -2123,12 +2123,17 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
     }
     ExecutionResult r;
     bool go = true;
+    // The interrupt and the time limit inside each execution too (every
+    // Machine::kStopPollSteps steps): one cut there is not counted, so a
+    // snapshot runs it again whole.
+    bool cut = false;
+    sim.set_stop_poll([&] { return cut = !within_deadline(); });
     if (resume) {
       // The random stream advances with every execution: re-run those done.
       for (uint64_t i = 0; i < res.executions && go; ++i) {
         sim.RunInto(*sched, r);
-        if (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed)) {
-          res.stop_reason = "interrupted";
+        if (cut || (o.interrupt != nullptr && o.interrupt->load(std::memory_order_relaxed))) {
+          if (!cut) res.stop_reason = "interrupted";
           if (o.snapshot) o.snapshot(*o.resume_from);
           go = false;
         }
@@ -2136,6 +2141,10 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
     }
     while (go) {
       sim.RunInto(*sched, r);
+      if (cut) {
+        if (o.snapshot) take_snapshot(true, [](SnapshotWriter&) {});
+        break;
+      }
       ++res.executions;
       res.max_depth = std::max<uint64_t>(res.max_depth, r.steps);
       if (r.stopped) {
@@ -2148,6 +2157,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       }
       if (o.snapshot && (go || res.stop_reason != "failure")) take_snapshot(!go, [](SnapshotWriter&) {});
     }
+    sim.set_stop_poll({});  // it refers to `cut`
   } else {
     uint32_t first_level = o.iterative ? 0 : o.bounds.max_events;
     bool load_engine = false;

@@ -51,7 +51,17 @@ class Minimizer {
             const std::function<std::string(const ExecutionResult&)>& oracle, uint64_t max_runs,
             const std::function<bool()>& should_stop, MinimizeStats& stats)
       : sim_(s, WithoutTrace(run)), v_(v), oracle_(oracle), max_runs_(max_runs), should_stop_(should_stop),
-        stats_(stats) {}
+        stats_(stats) {
+    // Inside each run too (every Machine::kStopPollSteps steps): a long
+    // execution ends at the next poll, stopped, and so does minimisation.
+    if (should_stop_) {
+      sim_.set_stop_poll([this] {
+        if (!should_stop_()) return false;
+        stats_.stopped = true;
+        return true;
+      });
+    }
+  }
 
   // Runs `failing`; true (and it becomes the current schedule) if it fails with the verdict.
   bool Start(const Schedule& failing) {
@@ -67,7 +77,7 @@ class Minimizer {
       changed = Ddmin(/*events_only=*/false) || changed;
       changed = Shorten() || changed;
       if (!changed) changed = Relocate();
-      if (!changed || stats_.budget_exhausted || stats_.stopped) return;
+      if (!changed || Done()) return;
     }
   }
 
@@ -75,6 +85,9 @@ class Minimizer {
   uint64_t best_steps() const { return std::get<1>(cost_); }
 
  private:
+  // Out of runs, or stopped: every further candidate is refused.
+  bool Done() const { return stats_.budget_exhausted || stats_.stopped; }
+
   static RunOptions WithoutTrace(RunOptions run) {
     run.record_trace = false;
     return run;
@@ -153,7 +166,7 @@ class Minimizer {
   bool Ddmin(bool events_only) {
     bool changed_any = false;
     size_t n = 2;
-    while (!stats_.budget_exhausted) {
+    while (!Done()) {
       const std::vector<size_t> dom = Domain(events_only);
       if (dom.empty()) break;
       n = std::min(n, dom.size());
@@ -187,11 +200,11 @@ class Minimizer {
   bool Shorten() {
     constexpr uint64_t kMaxTrialsPerEntry = 256;
     bool changed_any = false;
-    for (size_t i = 0; i < best_.entries.size() && !stats_.budget_exhausted; ++i) {
+    for (size_t i = 0; i < best_.entries.size() && !Done(); ++i) {
       const uint64_t b = best_.entries[i].boundary;
       const uint64_t first = i == 0 ? 0 : best_.entries[i - 1].boundary + 1;
       const uint64_t lo = b - first > kMaxTrialsPerEntry ? b - kMaxTrialsPerEntry : first;
-      for (uint64_t to = lo; to < b && !stats_.budget_exhausted; ++to) {
+      for (uint64_t to = lo; to < b && !Done(); ++to) {
         Schedule c = best_;
         c.entries[i].boundary = to;
         if (Try(c)) {
@@ -246,7 +259,7 @@ class Minimizer {
         const uint64_t first = moved_at == 0 ? 0 : base.entries[moved_at - 1].boundary + 1;
         const uint64_t last = moved_at + 1 < base.entries.size() ? base.entries[moved_at + 1].boundary - 1 : b + kWindow;
         for (uint64_t to = std::max(first, b > kWindow ? b - kWindow : 0); to <= std::min(last, b + kWindow); ++to) {
-          if (stats_.budget_exhausted) return false;
+          if (Done()) return false;
           Schedule c = base;
           c.entries[moved_at].boundary = to;
           if (Try(c)) return true;

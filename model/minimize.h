@@ -64,7 +64,11 @@ struct MinimizeStats {
   uint64_t steps_after = 0;
   bool reproduced = false;       // the input schedule failed with the verdict when re-run
   bool budget_exhausted = false; // stopped at the run budget (the result still fails)
-  bool stopped = false;          // stopped by an interrupt or the time limit (the result still fails)
+  // Stopped by an interrupt or the time limit (should_stop): the result is the
+  // smallest failing schedule so far, not minimal. With reproduced false, the
+  // stop came inside the run that reproduces the input (a long execution),
+  // and the input is returned unchanged, unconfirmed.
+  bool stopped = false;
   // MinimizeEvents only:
   uint64_t search_executions = 0;   // executions of the exhaustive searches for fewer events
   bool fewest_events_proven = false;  // a complete search found no failure with fewer events
@@ -76,8 +80,11 @@ struct MinimizeStats {
 // stats->reproduced = false. `oracle`, if set, judges each execution as
 // ExploreOptions::oracle does (a non-empty message turns a pass into
 // Verdict::kAssertFailed). `max_runs` bounds the executions spent; `should_stop`,
-// if set, is asked before each run after the first (true: stop with
-// stats->stopped, returning the smallest failing schedule so far).
+// if set, is asked before each run after the first and inside every run, the
+// first included, every Machine::kStopPollSteps steps (Simulator::set_stop_poll);
+// true stops with stats->stopped, returning the smallest failing schedule so
+// far (the input, unconfirmed, if the reproducing run was cut). Ctrl-C and
+// time limits so stop a minimisation of long executions within a second.
 Schedule MinimizeSchedule(const Scenario& s, const RunOptions& run, const Schedule& failing, Verdict v,
                           MinimizeStats* stats,
                           const std::function<std::string(const ExecutionResult&)>& oracle = {},
@@ -88,7 +95,8 @@ Schedule MinimizeSchedule(const Scenario& s, const RunOptions& run, const Schedu
 // supplies the per-kind bounds, RunOptions, oracle, interrupt flag and the
 // max_executions budget of each search; its strategy, iterative flag and
 // events bound are overridden). search.interrupt and search.time_limit_s
-// bound the whole minimisation, searches included: when either stops it,
+// bound the whole minimisation, searches and the runs inside included (polled
+// as MinimizeSchedule's should_stop, and by the searches' explorer): when either stops it,
 // stats->stopped is set and the smallest failing schedule so far returned. A failure with verdict `v` found there is
 // minimised and the loop continues; a complete search without any failure
 // sets stats->fewest_events_proven (no schedule with fewer events fails, in

@@ -280,7 +280,8 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   wakes_ = ck.wakes;
   mid_taken_ = ck.mid_taken;
   step_check_ = mid_taken_ ? opt_.max_steps : opt_.max_steps / 2;
-  check_at_ = std::min(step_check_, fair_check_);
+  poll_check_ = stop_poll_ != nullptr ? steps_ + kStopPollSteps : ~0ull;
+  check_at_ = NextCheck();
   if (mid_taken_) {
     mid_live_ = ck.mid_live;
     mid_wakes_ = ck.mid_wakes;
@@ -413,7 +414,8 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   fair_wait_ = FairWaitSteps();
   for (SimCpu& c : cpus_) c.ran_until = 0;
   fair_check_ = fair_wait_;
-  check_at_ = std::min(step_check_, fair_check_);
+  poll_check_ = stop_poll_ != nullptr ? kStopPollSteps : ~0ull;
+  check_at_ = NextCheck();
   window_max_wait_ = 0;
   default_waiting_ = false;
   total_events_ = 0;
@@ -542,7 +544,8 @@ int Machine::Decide() {
   if (steps_ >= check_at_) {
     if (steps_ >= step_check_ && !CheckStepBudget()) return -1;
     if (steps_ >= fair_check_) RotateToStarvedCpu();
-    check_at_ = std::min(step_check_, fair_check_);
+    if (steps_ >= poll_check_ && StopRequested()) return -1;
+    check_at_ = NextCheck();
   }
   if (clock_ != nullptr && next_due_ns_ <= clock_->HorizonNs()) WakeDue(clock_->HorizonNs());
   int cpu;
@@ -608,6 +611,15 @@ int Machine::Decide() {
     }
   }
   return t;
+}
+
+bool Machine::StopRequested() {
+  poll_check_ = steps_ + kStopPollSteps;
+  if (!(*stop_poll_)()) return false;
+  out_->stopped = true;
+  out_->message = "stopped at step " + std::to_string(steps_) + " by the caller's stop request (Ctrl-C or a time limit)";
+  EndExecution();
+  return true;
 }
 
 void Machine::InvalidDecision(const Decision& d, uint64_t boundary) const {

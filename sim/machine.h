@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <string>
@@ -496,6 +497,13 @@ class Machine {
   // observations and access log up to that boundary are kept, the rest cut).
   void ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, ExecutionResult* out);
   void set_fibers(FiberPool* f) { fibers_ = f; }
+  // A stop request polled inside executions (Simulator::set_stop_poll): at
+  // every kStopPollSteps-th step, at a boundary; true ends the execution
+  // there, stopped (ExecutionResult::stopped), without a verdict. nullptr
+  // (the default): never polled, and nothing per step is added. `poll` must
+  // outlive the executions.
+  void set_stop_poll(const std::function<bool()>* poll) { stop_poll_ = poll; }
+  static constexpr uint64_t kStopPollSteps = uint64_t{1} << 16;
   bool finished() const { return finished_; }
   // Called after the last fiber returned control: finalises `out`.
   void Finish();
@@ -855,6 +863,14 @@ class Machine {
   uint64_t fair_wait_ = kFairWaitSteps;
   uint64_t fair_check_ = ~0ull;
   uint64_t check_at_ = 0;
+  // The stop poll (set_stop_poll) and the step at which it is next asked
+  // (~0: never).
+  const std::function<bool()>* stop_poll_ = nullptr;
+  uint64_t poll_check_ = ~0ull;
+  uint64_t NextCheck() const { return std::min({step_check_, fair_check_, poll_check_}); }
+  // Decide() at steps_ >= poll_check_: asks the stop poll; true ends the
+  // execution stopped (and returns true).
+  bool StopRequested();
   uint64_t window_max_wait_ = 0;
   // The default CPU has not run since it became the default (its wait goes
   // on from its ran_until).

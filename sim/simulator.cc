@@ -73,6 +73,11 @@ Simulator::~Simulator() {
   fibers_.reset();
 }
 
+void Simulator::set_stop_poll(std::function<bool()> poll) {
+  stop_poll_ = std::move(poll);
+  machine_->set_stop_poll(stop_poll_ ? &stop_poll_ : nullptr);
+}
+
 Verdict Simulator::RunInto(Scheduler& scheduler, ExecutionResult& out) {
   Machine& m = *machine_;
   scheduler.BeginExecution(m);

@@ -24,6 +24,7 @@
 #define RSEQMC_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,6 +146,15 @@ class Simulator {
   // InputError like RunInto for an invalid decision.
   Verdict ResumeInto(const MachineCheckpoint& checkpoint, Scheduler& scheduler, ExecutionResult& out);
 
+  // Polls `poll` inside every later execution of this simulator, at a
+  // boundary every Machine::kStopPollSteps (65536) steps: a counter, not a
+  // clock read per step; true ends the execution there, stopped
+  // (ExecutionResult::stopped, `message` saying so), without a verdict. For
+  // Ctrl-C and time limits in long replays (the counterexample builder, the
+  // minimiser, `rseqmc run`). Empty (the default): never polled. Not for an
+  // explorer's simulator: the exhaustive strategies poll at their own
+  // boundaries and take a stopped execution for one they abandoned.
+  void set_stop_poll(std::function<bool()> poll);
   const Scenario& scenario() const { return scenario_; }
   const RunOptions& options() const { return options_; }
   // The AbiRule bits (sim/kernel/abi.h) the executions of this simulator
@@ -160,6 +170,7 @@ class Simulator {
   RunOptions options_;
   std::unique_ptr<Machine> machine_;
   std::unique_ptr<FiberPool> fibers_;
+  std::function<bool()> stop_poll_;  // set_stop_poll
   bool direct_ = false;  // every thread is IR: run without fibers (Machine::RunDirect)
 };
 

@@ -677,7 +677,11 @@ void WriteTimeline(std::ostream& os, const Scenario& s, const ExecutionResult& r
   }
 
   out += "\nverdict: ";
-  out += r.verdict == Verdict::kPass ? std::string("PASS") : "FAIL (" + std::string(VerdictName(r.verdict)) + ")";
+  if (r.stopped) {
+    out += "NONE (the execution was stopped before its end)";  // ExecutionResult::stopped: no verdict
+  } else {
+    out += r.verdict == Verdict::kPass ? std::string("PASS") : "FAIL (" + std::string(VerdictName(r.verdict)) + ")";
+  }
   if (!r.message.empty()) out += ": " + r.message;
   out += "   [scenario expects: " + ExpectedText(s.ExpectedOn(r.schedule.kernel)) + "]\n";
   os << out;

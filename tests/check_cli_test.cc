@@ -272,6 +272,59 @@ TEST(CheckCliTest, SigintStopsCleanlyWithAPartialReportAndExitThree) {
   EXPECT_NE(a.out.find("INTERRUPTED"), std::string::npos) << Describe(all, a);
 }
 
+// Ctrl-C while a long counterexample is confirmed and minimised: a livelock
+// whose every replay runs to --max-steps 10^9 (minutes each). SIGINT once
+// the command says on stderr that it is minimising; the replays poll it
+// every 65536 steps, so the run stops there and reports the failure found,
+// marked INCOMPLETE and NOT minimal. A failure in a file expected to pass is
+// the result (exit 1, MISMATCH); the planted bug, found as expected, is an
+// interrupted run (exit 3). --time-limit stops it the same way. No --html
+// page is written for it (its timeline is not recorded). The 60 s of the
+// runner are a hang guard only.
+TEST(CheckCliTest, SigintWhileMinimisingReportsTheFailureMarkedIncomplete) {
+  const std::string file = Fixture("cli_spin_unexpected.rsq");
+  const Interrupt when_minimising{true, 0.2, "confirming and minimising"};
+  const std::string html = ::testing::TempDir() + "/sigint_minimising.html";
+  std::remove(html.c_str());
+  const std::vector<std::string> args = {"check", file, "--max-steps", "1000000000", "--html", html};
+  const CliResult r = RunCli(args, when_minimising);
+  EXPECT_EQ(r.code, 1) << Describe(args, r);
+  for (const char* text : {"-> MISMATCH", "broken: livelock", "minimisation INCOMPLETE: stopped by Ctrl-C",
+                           "(NOT minimal)", "as explored: not re-run, not minimised; replay NOT verified",
+                           "timeline: not recorded: the interrupt or the time "
+                           "limit stopped its replay at step"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << Describe(args, r);
+  }
+  EXPECT_NE(r.err.find("rseqmc check: interrupted"), std::string::npos) << Describe(args, r);
+  EXPECT_NE(r.err.find("not written"), std::string::npos) << Describe(args, r);
+  EXPECT_FALSE(std::ifstream(html).good()) << html << " was written";
+
+  const std::vector<std::string> json = {"check", file, "--max-steps", "1000000000", "--json"};
+  const CliResult j = RunCli(json, when_minimising);
+  EXPECT_EQ(j.code, 1) << Describe(json, j);
+  std::string error;
+  ASSERT_FALSE(Lines(j.out).empty()) << Describe(json, j);
+  EXPECT_TRUE(testing::IsValidJson(Lines(j.out).at(0), &error)) << error << "\n" << j.out;
+  EXPECT_EQ(JsonField(j.out, "result"), "MISMATCH") << j.out;
+  EXPECT_EQ(JsonField(j.out, "interrupted"), "true") << j.out;
+  EXPECT_EQ(JsonField(j.out, "minimisation_complete"), "false") << j.out;
+  EXPECT_EQ(JsonField(j.out, "verified"), "false") << j.out;
+  EXPECT_EQ(JsonField(j.out, "replay_stopped"), "true") << j.out;
+
+  const std::vector<std::string> planted = {"check", Fixture("cli_spin.rsq"), "--max-steps", "1000000000"};
+  const CliResult p = RunCli(planted, when_minimising);
+  EXPECT_EQ(p.code, 3) << Describe(planted, p);
+  EXPECT_NE(p.out.find("-> interrupted"), std::string::npos) << Describe(planted, p);
+  EXPECT_NE(p.out.find("minimisation INCOMPLETE: stopped by Ctrl-C"), std::string::npos) << Describe(planted, p);
+
+  const std::vector<std::string> timed = {"check", file, "--max-steps", "1000000000", "--time-limit", "1"};
+  const CliResult t = RunCli(timed);
+  EXPECT_EQ(t.code, 1) << Describe(timed, t);
+  EXPECT_NE(t.out.find("-> MISMATCH"), std::string::npos) << Describe(timed, t);
+  EXPECT_NE(t.out.find("minimisation INCOMPLETE: stopped by the time limit"), std::string::npos)
+      << Describe(timed, t);
+}
+
 // 21 `cpu any` threads on 2 CPUs: 2^21 initial placements. random and pct
 // draw one per execution and run exactly --max-executions; the exhaustive
 // strategies, which enumerate them, keep the 2^20 limit: exit 2 at the

@@ -61,7 +61,10 @@ inline bool CatchesSignal(pid_t pid, int sig, bool* exited) {
 
 struct Interrupt {
   bool enabled = false;
-  double after_s = 0.5;  // after the SIGINT handler is installed
+  double after_s = 0.5;  // after the SIGINT handler is installed (and the stderr text below has appeared)
+  // If not empty: the SIGINT waits until the child's stderr contains this
+  // text (e.g. the line a command prints when it starts minimising).
+  std::string after_stderr = "";
 };
 
 // Runs the rseqmc binary with `args`. With `interrupt.enabled`, sends SIGINT
@@ -121,11 +124,17 @@ inline CliResult RunCli(const std::vector<std::string>& args, Interrupt interrup
   } else {
     std::thread interrupter;
     if (interrupt.enabled) {
-      interrupter = std::thread([pid, interrupt] {
+      interrupter = std::thread([pid, interrupt, err = std::string(err_path)] {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         bool exited = false;
         while (!CatchesSignal(pid, SIGINT, &exited) && !exited && std::chrono::steady_clock::now() < deadline) {
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        // A hang guard, not a timing: the text normally appears at once.
+        while (!interrupt.after_stderr.empty() && !exited && std::chrono::steady_clock::now() < deadline &&
+               ReadFile(err).find(interrupt.after_stderr) == std::string::npos) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          CatchesSignal(pid, SIGINT, &exited);
         }
         if (exited) return;
         std::this_thread::sleep_for(std::chrono::duration<double>(interrupt.after_s));

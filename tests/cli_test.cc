@@ -4,6 +4,8 @@
 // built binary (RSEQMC_BINARY) on fixtures under tests/data/ and on whatever
 // built-in scenarios exist.
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -143,6 +145,44 @@ TEST(CliTest, ExitCodeFollowsTheVerdict) {
 // A report that cannot be written (stdout on a full disk) is lost: the exit
 // status says so (2, with a message) instead of 0 "every verdict as
 // expected", and instead of a run's 1, which would read as a failed property.
+// `run` and `replay` of a thread that spins forever, with --max-steps 10^9
+// (minutes of stepping): Ctrl-C (SIGINT once the handler is installed) and
+// --time-limit end the execution at the next poll inside it. What ran is
+// reported, marked INCOMPLETE with no verdict, its timeline left out (millions
+// of steps), exit 3; no --html page is written for it. The runner's 60 s are
+// a hang guard only.
+TEST(CliTest, SigintAndTimeLimitStopALongExecution) {
+  const std::string spin = Fixture("cli_spin.rsq");
+  const std::string html = ::testing::TempDir() + "/sigint_run.html";
+  std::remove(html.c_str());
+  const std::vector<std::string> run = {"run", spin, "--max-steps", "1000000000", "--html", html};
+  const CliResult r = RunCli(run, testing::Interrupt{true, 0.3});
+  EXPECT_EQ(r.code, 3) << Describe(run, r);
+  EXPECT_NE(r.out.find("verdict: NONE (the execution was stopped before its end)"), std::string::npos)
+      << Describe(run, r);
+  EXPECT_NE(r.out.find("stopped:  stopped by Ctrl-C at step "), std::string::npos) << Describe(run, r);
+  EXPECT_NE(r.out.find("the execution is INCOMPLETE, no verdict"), std::string::npos) << Describe(run, r);
+  EXPECT_NE(r.err.find("not written: the execution was stopped"), std::string::npos) << Describe(run, r);
+  EXPECT_FALSE(std::ifstream(html).good()) << html << " was written";
+
+  const std::string token = TokenOf(RunCli({"run", spin, "--max-steps", "50"}).out);
+  ASSERT_FALSE(token.empty());
+  const std::vector<std::string> replay = {"replay", spin, "--schedule", token, "--max-steps", "1000000000",
+                                           "--time-limit", "0.2", "--json"};
+  const CliResult j = RunCli(replay);
+  EXPECT_EQ(j.code, 3) << Describe(replay, j);
+  std::string error;
+  EXPECT_TRUE(testing::IsValidJson(j.out.substr(0, j.out.find('\n')), &error)) << error << "\n" << j.out;
+  EXPECT_NE(j.out.find("\"incomplete\":true"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"stopped\":\"stopped by --time-limit at step "), std::string::npos) << j.out;
+  EXPECT_LT(j.out.size(), 100000u) << "the trace of millions of steps is left out";
+
+  const std::vector<std::string> bad = {"run", spin, "--time-limit", "0"};
+  const CliResult b = RunCli(bad);
+  EXPECT_EQ(b.code, 2) << Describe(bad, b);
+  EXPECT_NE(b.err.find("--time-limit 0"), std::string::npos) << Describe(bad, b);
+}
+
 TEST(CliTest, AnUnwritableReportExitsTwo) {
   const std::string want = "rseqmc: error: cannot write the report to standard output";
   for (const std::vector<std::string>& args :

@@ -4,17 +4,20 @@
 // fixpoint (minimising it again changes nothing) — from the failing schedules
 // of the exhaustive strategies and from the noisier ones random search finds.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "model/counterexample.h"
 #include "model/explorer.h"
 #include "model/minimize.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/kernel/abi.h"
+#include "sim/machine.h"
 #include "sim/schedule.h"
 #include "sim/simulator.h"
 
@@ -261,6 +264,175 @@ TEST(MinimizeTest, InterruptAndTimeLimitStopMinimisation) {
     EXPECT_FALSE(st.fewest_events_proven);
     EXPECT_EQ(Replay(s, {}, out).verdict, f.verdict);
   }
+}
+
+// A thread that spins forever (tests/data/cli_spin.rsq). The explorer reports
+// its livelock at once (the state repeats); replayed on its own it runs to the
+// step budget, 10^7 steps here: long enough for many stop polls.
+constexpr uint64_t kLongBudget = 10'000'000;
+
+Scenario Spin() {
+  return ParseScenario("scenario spin\nfunc spin\nloop:\n  jmp loop\nend\nthread t0 entry spin cpu 0\n"
+                       "expect fail livelock\n",
+                       "spin.rsq");
+}
+
+Failure LongLivelock(const Scenario& s, ExploreOptions* o) {
+  o->bounds.max_events = 1;
+  o->run.max_steps = kLongBudget;
+  const ExploreResult r = Explore(s, *o);
+  EXPECT_TRUE(r.failure.has_value());
+  EXPECT_EQ(r.failure.value_or(Failure{}).verdict, Verdict::kLivelock);
+  return r.failure.value_or(Failure{});
+}
+
+// Simulator::set_stop_poll: asked every Machine::kStopPollSteps steps of a
+// run, at a boundary; the run ends stopped at the poll that says so, at
+// exactly that step (direct and fiber runs alike). Without a poll the same
+// run goes on to its verdict.
+TEST(MinimizeTest, StopPollEndsARunAtThePollThatSaysSo) {
+  const Scenario s = Spin();
+  ExploreOptions o;
+  const Failure f = LongLivelock(s, &o);
+  for (bool fibers : {false, true}) {
+    RunOptions run = o.run;
+    run.fibers = fibers;
+    run.max_steps = 1'000'000;
+    Simulator sim(s, run);
+    int calls = 0;
+    sim.set_stop_poll([&calls] { return ++calls == 3; });
+    ReplayScheduler replay(f.schedule);
+    const ExecutionResult r = sim.Run(replay);
+    EXPECT_TRUE(r.stopped) << "fibers " << fibers;
+    EXPECT_EQ(calls, 3) << "fibers " << fibers;
+    EXPECT_EQ(r.steps, 3 * Machine::kStopPollSteps) << "fibers " << fibers;
+    EXPECT_NE(r.message.find("stop request"), std::string::npos) << r.message;
+    EXPECT_EQ(r.TraceHash(), 0u);  // no verdict to check
+    sim.set_stop_poll({});
+    ReplayScheduler again(f.schedule);
+    const ExecutionResult full = sim.Run(again);
+    EXPECT_FALSE(full.stopped);
+    EXPECT_EQ(full.verdict, Verdict::kLivelock);
+    EXPECT_EQ(full.steps, run.max_steps);
+  }
+}
+
+// A stop inside the run that reproduces the input (a long livelock): the
+// minimiser ends at that poll, the input comes back unconfirmed
+// (reproduced false), marked stopped, after one run.
+TEST(MinimizeTest, StopInsideTheReproducingRunEndsMinimisationThere) {
+  const Scenario s = Spin();
+  ExploreOptions o;
+  const Failure f = LongLivelock(s, &o);
+  int calls = 0;
+  const std::function<bool()> third = [&calls] { return ++calls == 3; };
+  MinimizeStats st;
+  const Schedule out = MinimizeSchedule(s, o.run, f.schedule, f.verdict, &st, {}, 200000, third);
+  EXPECT_EQ(calls, 3);  // two polls inside the run said go on
+  EXPECT_TRUE(st.stopped);
+  EXPECT_FALSE(st.reproduced);
+  EXPECT_EQ(st.runs, 1u);
+  EXPECT_EQ(out, f.schedule);
+}
+
+// Ctrl-C in the middle of minimising, driven deterministically: the oracle
+// raises the interrupt flag when it judges the 5th passing candidate. The
+// minimiser stops before its next run: its result is exactly what the same
+// minimisation gives with that many runs as its budget, still fails, and
+// the counterexample is marked stopped (not minimal); the short final
+// replays still run (no poll is due within them) and verify it.
+TEST(MinimizeTest, InterruptDuringMinimisationStopsAtTheNextRun) {
+  const Scenario s = Load("buggy/stale_cpu_retry");
+  const Failure f = FindFailure(s, StrategyKind::kRandom, 4);
+  std::atomic<bool> stop{false};
+  int judged = 0;
+  ExploreOptions search;
+  search.interrupt = &stop;
+  search.oracle = [&](const ExecutionResult&) {
+    if (++judged == 5) stop = true;
+    return std::string();
+  };
+  const Counterexample cx = BuildCounterexample(s, search, f);
+  EXPECT_EQ(judged, 5);
+  EXPECT_TRUE(cx.stopped);
+  EXPECT_TRUE(cx.stats.stopped);
+  EXPECT_TRUE(cx.stats.reproduced);
+  EXPECT_EQ(cx.stats.search_executions, 0u);
+  EXPECT_FALSE(cx.stats.fewest_events_proven);
+  EXPECT_TRUE(cx.deterministic);
+  EXPECT_TRUE(cx.verified);
+  EXPECT_FALSE(cx.trace_omitted.has_value());
+  EXPECT_EQ(cx.run.verdict, f.verdict);
+  EXPECT_FALSE(cx.run.trace.empty());
+  MinimizeStats budget;
+  const Schedule same = MinimizeSchedule(s, {}, f.schedule, f.verdict, &budget, {}, cx.stats.runs);
+  EXPECT_TRUE(budget.budget_exhausted);
+  EXPECT_EQ(cx.schedule, same);
+  EXPECT_EQ(Replay(s, {}, cx.schedule).verdict, f.verdict);
+}
+
+// Ctrl-C before a long counterexample is built (a livelock replayed to 10^7
+// steps): every replay ends at its first poll. The explored schedule comes
+// back unconfirmed and not minimised, the replay unverified and without a
+// verdict (stopped), the timeline omitted saying why; no determinism
+// problem is claimed.
+TEST(MinimizeTest, InterruptStopsEveryReplayOfALongCounterexample) {
+  const Scenario s = Spin();
+  ExploreOptions o;
+  const Failure f = LongLivelock(s, &o);
+  std::atomic<bool> stop{true};
+  ExploreOptions search = FewerEventsSearch(o);
+  search.interrupt = &stop;
+  const Counterexample cx = BuildCounterexample(s, search, f);
+  EXPECT_TRUE(cx.stopped);
+  EXPECT_TRUE(cx.stats.stopped);
+  EXPECT_FALSE(cx.stats.reproduced);
+  EXPECT_EQ(cx.stats.runs, 1u);
+  EXPECT_EQ(cx.schedule, f.schedule);
+  EXPECT_TRUE(cx.deterministic);
+  EXPECT_FALSE(cx.verified);
+  EXPECT_TRUE(cx.run.stopped);
+  EXPECT_EQ(cx.run.steps, Machine::kStopPollSteps);
+  ASSERT_TRUE(cx.trace_omitted.has_value());
+  EXPECT_NE(cx.trace_omitted->find("stopped its replay at step 65536"), std::string::npos) << *cx.trace_omitted;
+  // The time limit, already passed, does the same.
+  ExploreOptions late = FewerEventsSearch(o);
+  late.time_limit_s = 1e-9;
+  const Counterexample timed = BuildCounterexample(s, late, f);
+  EXPECT_TRUE(timed.stopped);
+  EXPECT_FALSE(timed.verified);
+  EXPECT_TRUE(timed.run.stopped);
+  EXPECT_EQ(timed.schedule, f.schedule);
+}
+
+// Random search polls the interrupt inside a long execution too (it used to
+// only between executions: ~30 s for one 10^9-step spin). The execution cut
+// there is not counted; the snapshot taken then resumes to the result of one
+// uninterrupted run (the spin's livelock in execution 1).
+TEST(MinimizeTest, RandomSearchStopsInsideALongExecutionAndResumesIt) {
+  const Scenario s = Spin();
+  ExploreOptions o;
+  o.strategy = StrategyKind::kRandom;
+  o.run.max_steps = kLongBudget;
+  std::atomic<bool> stop{true};
+  std::string snapshot;
+  ExploreOptions first = o;
+  first.interrupt = &stop;
+  first.snapshot = [&snapshot](const std::string& bytes) { snapshot = bytes; };
+  const ExploreResult cut = Explore(s, first);
+  EXPECT_EQ(cut.stop_reason, "interrupted");
+  EXPECT_EQ(cut.executions, 0u);
+  EXPECT_FALSE(cut.failure.has_value());
+  ASSERT_FALSE(snapshot.empty());
+  ExploreOptions again = o;
+  again.resume_from = &snapshot;
+  const ExploreResult resumed = Explore(s, again);
+  const ExploreResult whole = Explore(s, o);
+  ASSERT_TRUE(whole.failure.has_value());
+  ASSERT_TRUE(resumed.failure.has_value());
+  EXPECT_EQ(resumed.failure->verdict, Verdict::kLivelock);
+  EXPECT_EQ(resumed.executions, whole.executions);
+  EXPECT_EQ(resumed.failure->schedule, whole.failure->schedule);
 }
 
 TEST(MinimizeTest, OracleJudgesCandidates) {

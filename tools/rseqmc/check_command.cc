@@ -301,9 +301,12 @@ struct Checked {
   std::optional<Counterexample> cx;
 };
 
+// A failure found counts even when Ctrl-C stopped its minimisation.
+bool IsMismatch(const Checked& c) { return !c.as_expected && (!c.interrupted || c.res.failure.has_value()); }
+
 std::string ResultWord(const Checked& c) {
+  if (IsMismatch(c)) return "MISMATCH";
   if (c.interrupted) return "interrupted";
-  if (!c.as_expected) return "MISMATCH";
   return c.incomplete ? "incomplete" : "ok";
 }
 
@@ -375,7 +378,7 @@ class Checker {
         const auto& [t, rc] = results[r];
         ++done;
         ++chosen_[t.strategy.kind];
-        mismatches += !rc.as_expected && !rc.interrupted;
+        mismatches += IsMismatch(rc);
         incomplete += rc.incomplete;
         if (a_.html) WriteHtml(t, rc);
         const std::string shared_from = r == 0 ? "" : cur.kernel.text;
@@ -395,7 +398,8 @@ class Checker {
                 << Plural(targets_.size() - done, "scenario") << " not checked)";
       if (ckpt_) std::cerr << "; progress saved in " << ckpt_->path() << ": run the same command to resume";
       std::cerr << "\n";
-      return kExitInterrupted;
+      // A verdict that differs was found before the stop: that is the result.
+      return mismatches > 0 ? kExitFail : kExitInterrupted;
     }
     if (ckpt_ && ckpt_->AllDone() && checkpoint_ok_) {
       ckpt_->Remove();
@@ -513,7 +517,13 @@ class Checker {
       // Confirmation and minimisation share the scenario's time limit (what
       // is left of it; a little when exploration used it all).
       if (a_.time_limit_s > 0) search.time_limit_s = std::max(a_.time_limit_s - c.res.elapsed_s, 0.05);
+      // Said before it starts: a long execution makes this take a while.
+      progress_.Show("rseqmc check: " + t.name + ": failure found; confirming and minimising the counterexample "
+                     "(Ctrl-C stops it, keeping the smallest failing schedule so far)");
       c.cx = BuildCounterexample(t.scenario, search, *c.res.failure);
+      ClearProgress();
+      // Ctrl-C there stops the whole run, as in an exploration.
+      c.interrupted = c.cx->stopped && InterruptFlag().load();
     }
     if (c.cx && !c.cx->deterministic) {
       // Loud: a replay that does not reproduce is a bug in rseqmc.
@@ -550,7 +560,8 @@ class Checker {
                 << " not written\n";
       return;
     }
-    WriteHtmlFile(*a_.html, FormatHtml(t.scenario, cx.run, {FormatBroken(t.scenario, cx.run), ReplayCommand(t, cx.token)}));
+    const std::string broken = (cx.stopped ? IncompleteText(cx) + "\n" : "") + FormatBroken(t.scenario, cx.run);
+    WriteHtmlFile(*a_.html, FormatHtml(t.scenario, cx.run, {broken, ReplayCommand(t, cx.token)}));
   }
 
   // " (16.0 bytes/state, hash128, expected omissions 3e-27)": the visited
@@ -600,32 +611,54 @@ class Checker {
       const Failure& f = *c.res.failure;
       out << "message:  " << f.message << "\n";
       if (!cx.deterministic) out << "!! DETERMINISM CHECK FAILED: " << cx.determinism_problem << " !!\n";
-      out << "\n" << FormatBroken(s, cx.run) << "\n";
-      out << "counterexample: " << Plural(cx.stats.events_after, "event") << ", "
-          << Plural(cx.stats.entries_after, "decision") << ", " << cx.stats.steps_after << " steps (minimised from "
-          << Plural(cx.stats.events_before, "event") << ", " << Plural(cx.stats.entries_before, "decision") << ", "
-          << cx.stats.steps_before << " steps in " << Plural(cx.stats.runs, "run")
-          << (cx.deterministic ? "; replay verified" : "") << ")\n";
+      out << "\n" << BrokenText(s, c) << "\n";
+      if (cx.stats.reproduced) {
+        out << "counterexample: " << Plural(cx.stats.events_after, "event") << ", "
+            << Plural(cx.stats.entries_after, "decision") << ", " << cx.stats.steps_after << " steps (minimised from "
+            << Plural(cx.stats.events_before, "event") << ", " << Plural(cx.stats.entries_before, "decision") << ", "
+            << cx.stats.steps_before << " steps in " << Plural(cx.stats.runs, "run")
+            << (cx.verified ? "; replay verified" : "; replay NOT verified") << ")\n";
+      } else {
+        // Stopped inside the run that reproduces it: the explored schedule.
+        out << "counterexample: " << Plural(cx.stats.events_after, "event") << ", "
+            << Plural(cx.stats.entries_after, "decision") << " (as explored: not re-run, not minimised; replay NOT "
+            << "verified)\n";
+      }
       out << "                fewest events "
           << (cx.stats.fewest_events_proven
                   ? "proven: no schedule with fewer events fails within the bounds"
                   : "not proven: the search for fewer events did not complete")
           << " (" << Plural(cx.stats.search_executions, "execution") << ")\n";
-      if (cx.stats.stopped) {
-        out << "                minimisation INCOMPLETE: stopped by "
-            << (InterruptFlag().load() ? "Ctrl-C" : "the time limit")
-            << "; this is the smallest failing schedule found so far\n";
-      }
+      if (cx.stopped) out << "                " << IncompleteText(cx) << "\n";
       if (cx.trace_omitted) {
         out << "timeline: " << *cx.trace_omitted << "\n\n";
       } else {
         out << FormatTimeline(s, cx.run) << "\n";
       }
-      out << "schedule: " << cx.token << " (minimised)\n" << FormatScheduleEntries(s, cx.schedule);
+      out << "schedule: " << cx.token << (cx.stopped ? " (NOT minimal)" : " (minimised)") << "\n"
+          << FormatScheduleEntries(s, cx.schedule);
       out << "replay:   " << ReplayCommand(t, cx.token) << "\n";
     }
     out << "\n";
     std::cout << out.str();
+  }
+
+  // "minimisation INCOMPLETE: stopped by Ctrl-C ...": what a stop left of a
+  // counterexample (Counterexample::stopped).
+  static std::string IncompleteText(const Counterexample& cx) {
+    std::string text = std::string("minimisation INCOMPLETE: stopped by ") +
+                       (InterruptFlag().load() ? "Ctrl-C" : "the time limit") + "; ";
+    if (!cx.stats.reproduced) return text + "the schedule is the explored one, not re-run (NOT minimal)";
+    return text + "this is the smallest failing schedule found so far (NOT minimal)";
+  }
+
+  // The "broken: ..." lines; from the explorer's failure when the stop cut
+  // the counterexample's replay (no final values to show).
+  static std::string BrokenText(const Scenario& s, const Checked& c) {
+    if (!c.cx->run.stopped) return FormatBroken(s, c.cx->run);
+    const Failure& f = *c.res.failure;
+    return "broken: " + std::string(VerdictName(f.verdict)) + (f.message.empty() ? "" : ": " + f.message) +
+           " (final values not shown: the replay was stopped)\n";
   }
 
   size_t NameWidth() const {
@@ -643,7 +676,7 @@ class Checker {
   // line says so instead of a time.
   void PrintTableLine(const Target& t, const Checked& c, const std::string& shared_from = "") {
     std::string cx;
-    if (c.cx) cx = c.cx->token + " (" + Plural(c.cx->stats.events_after, "event") + ")";
+    if (c.cx) cx = c.cx->token + " (" + Plural(c.cx->stats.events_after, "event") + (c.cx->stopped ? ", NOT minimal" : "") + ")";
     if (!shared_from.empty()) {
       cx = "shares the exploration of @" + shared_from + (cx.empty() ? "" : "; " + cx);
       std::printf("%-*s  %-14s %-14s %-11s %11s %8s %10s  %s\n", static_cast<int>(NameWidth()), t.name.c_str(),
@@ -737,7 +770,9 @@ class Checker {
       const Counterexample& cx = *c.cx;
       j << ",\"counterexample\":{\"token\":" << JsonQuote(cx.token) << ",\"events\":" << cx.stats.events_after
         << ",\"decisions\":" << cx.stats.entries_after << ",\"steps\":" << cx.run.steps
-        << ",\"verdict\":" << JsonQuote(VerdictName(cx.run.verdict)) << ",\"message\":" << JsonQuote(cx.run.message)
+        << ",\"replay_stopped\":" << (cx.run.stopped ? "true" : "false")
+        << ",\"verdict\":" << JsonQuote(VerdictName(cx.run.stopped ? r.failure->verdict : cx.run.verdict))
+        << ",\"message\":" << JsonQuote(cx.run.stopped ? r.failure->message : cx.run.message)
         << ",\"explored_message\":" << JsonQuote(r.failure->message)
         << ",\"execution\":" << r.failure->execution << ",\"schedule\":[";
       for (size_t k = 0; k < cx.schedule.entries.size(); ++k) {
@@ -749,8 +784,9 @@ class Checker {
         << cx.stats.entries_before << ",\"steps\":" << cx.stats.steps_before << ",\"runs\":" << cx.stats.runs
         << "},\"fewest_events_proven\":" << (cx.stats.fewest_events_proven ? "true" : "false")
         << ",\"search_executions\":" << cx.stats.search_executions
-        << ",\"minimisation_complete\":" << (cx.stats.stopped ? "false" : "true")
+        << ",\"minimisation_complete\":" << (cx.stopped ? "false" : "true")
         << ",\"deterministic\":" << (cx.deterministic ? "true" : "false")
+        << ",\"verified\":" << (cx.verified ? "true" : "false")
         << ",\"trace_omitted\":" << (cx.trace_omitted ? JsonQuote(*cx.trace_omitted) : std::string("null"))
         << ",\"replay\":" << JsonQuote(ReplayCommand(t, cx.token)) << ",\"trace\":" << FormatJson(t.scenario, cx.run)
         << "}";
@@ -872,13 +908,18 @@ std::string CheckHelp() {
          "\n"
          "A progress line goes to stderr during explorations longer than a second. Ctrl-C stops the\n"
          "exploration cleanly: the report so far is printed, marked interrupted (a second Ctrl-C\n"
-         "quits at once). The same inputs and seed always give the same result.\n"
+         "quits at once). Ctrl-C and --time-limit act within a second, inside one long execution and\n"
+         "while a counterexample is confirmed and minimised too: the failure found is then reported\n"
+         "with the smallest failing schedule so far, marked 'minimisation INCOMPLETE' and NOT minimal.\n"
+         "The same inputs and seed always give the same result.\n"
          "\n"
       << VisibleOptions()
       << "\n"
-         "Exit status: 0 every verdict as expected; 1 a verdict differs from the expected one (a bug\n"
-         "found in a scenario expected to pass, or a planted bug not found); 2 bad usage or bad input;\n"
-         "3 interrupted (Ctrl-C), or an internal error.\n";
+         "Exit status: 0 every verdict as expected (a scenario stopped early by --time-limit,\n"
+         "--max-executions or --max-memory without a failure counts, its result 'incomplete'); 1 a\n"
+         "verdict differs from the expected one (a bug found in a scenario expected to pass, also when\n"
+         "Ctrl-C or --time-limit stopped its minimisation, or a planted bug not found); 2 bad usage or\n"
+         "bad input; 3 interrupted by Ctrl-C with no differing verdict found, or an internal error.\n";
   return out.str();
 }
 

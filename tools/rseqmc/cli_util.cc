@@ -1,5 +1,8 @@
 #include "tools/rseqmc/cli_util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "sim/trace.h"
 
 #include <algorithm>
@@ -132,10 +135,45 @@ void CheckHtmlTarget(const std::string& path) {
 
 void WriteHtmlFile(const std::string& path, const std::string& page) {
   CheckHtmlTarget(path);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << page;
-  out.close();
-  if (!out) throw InputError(path, {}, "cannot write the file: " + std::string(std::strerror(errno)), "", "check the directory exists and is writable");
+  auto fail = [&path](int err) {
+    return InputError(path, {}, "cannot write the file: " + std::string(std::strerror(err)), "",
+                      "check the directory exists and is writable");
+  };
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    // A device or a pipe (/dev/stdout): written in place.
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << page;
+    out.close();
+    if (!out) throw fail(errno);
+    return;
+  }
+  // A complete page or none: written beside it, then renamed over it, so an
+  // interrupted or failed write never leaves half a page (or a truncated
+  // earlier one) at `path`.
+  std::string tmp = path + ".rseqmc-XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) throw fail(errno);
+  size_t done = 0;
+  while (done < page.size()) {
+    const ssize_t n = write(fd, page.data() + done, page.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      close(fd);
+      unlink(tmp.c_str());
+      throw fail(err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  const mode_t mask = umask(0);  // mkstemp made it 0600; an ordinary new file's mode instead
+  umask(mask);
+  if (fchmod(fd, 0666 & ~mask) != 0 || close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());
+    throw fail(err);
+  }
 }
 
 std::string JsonQuote(const std::string& s) { return rseqmc::JsonQuote(std::string_view(s)); }

@@ -73,8 +73,10 @@ KernelVersion ApplicableKernel(const KernelVersion& k, const Scenario& s);
 void CheckHtmlTarget(const std::string& path);
 
 // Writes the timeline page `page` to `path` (--html) after CheckHtmlTarget,
-// replacing an earlier page. Throws InputError naming the file when it may
-// not or cannot be written.
+// replacing an earlier page. A regular file is written whole or not at all
+// (a temporary file beside it, renamed over it): an interrupted run never
+// leaves half a page. Throws InputError naming the file when it may not or
+// cannot be written.
 void WriteHtmlFile(const std::string& path, const std::string& page);
 
 // `s` as a JSON string literal (quotes, backslashes and control characters escaped).

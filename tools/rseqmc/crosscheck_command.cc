@@ -122,7 +122,8 @@ std::string CrosscheckHelp() {
        "no disagreement such a run exits 3, as an interrupted one.\n"
        "A kernel run the harness could not complete (timeout, tracee failure, more observations than it\n"
        "stores) is no evidence about the model: it is counted as a harness error, not as a disagreement.\n"
-       "Exit status: 0 all agree, 1 a disagreement, 2 usage or input error, 3 interrupted,\n"
+       "Exit status: 0 all agree, 1 a disagreement (also when Ctrl-C stopped the run after it was\n"
+       "found), 2 usage or input error, 3 interrupted,\n"
        "4 harness errors and no disagreement (inconclusive: retry, e.g. with a larger --timeout),\n"
        "5 a scenario ran but compared nothing (e.g. every schedule hit the simulator's step limit):\n"
        "  no evidence, not agreement,\n"       "77 rseq or ptrace unavailable for every scenario (the reason is printed; --mode stress needs no ptrace).\n\n"
@@ -393,8 +394,9 @@ int CrosscheckCommand(const std::vector<std::string>& args, const std::string& /
                 << kExitNothingCompared << ").\n";
     }
   }
-  if (interrupted) return kExitInterrupted;
+  // A disagreement found before Ctrl-C is the result (as in `check`).
   if (disagreements) return kExitFail;
+  if (interrupted) return kExitInterrupted;
   if (inconclusive) return kExitInterrupted;  // nothing proven either way: as a stopped run
   if (with_harness_errors) return kExitHarnessErrors;
   if (nothing_compared) return kExitNothingCompared;

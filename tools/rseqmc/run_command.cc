@@ -2,6 +2,8 @@
 // token) with its timeline, or one seeded execution of every built-in scenario;
 // `rseqmc replay`: the replay half of `run` on its own (a token is required).
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -27,6 +29,7 @@
 #include "tools/rseqmc/cli_util.h"
 #include "tools/rseqmc/commands.h"
 #include "tools/rseqmc/options.h"
+#include "tools/rseqmc/progress_line.h"
 
 namespace rseqmc::cli {
 namespace {
@@ -45,6 +48,7 @@ struct RunArgs {
   bool json = false;
   std::optional<std::string> html;  // --html FILE: the timeline viewer page
   std::optional<uint64_t> max_steps;
+  double time_limit_s = 0;  // --time-limit: 0 = unlimited
   bool help = false;
   bool replay_command = false;  // `rseqmc replay` rather than `rseqmc run`
 };
@@ -82,6 +86,9 @@ po::options_description VisibleOptions(bool replay_command) {
        "OUT that is not an earlier rseqmc page is never overwritten (exit 2).")
       ("max-steps", po::value<std::string>()->value_name("N"),
        "Instructions per execution before the verdict 'steplimit' (default 100000).")
+      ("time-limit", po::value<std::string>()->value_name("SECONDS"),
+       "Stop the execution after SECONDS (as Ctrl-C does): what ran so far is printed, marked "
+       "INCOMPLETE, with no verdict (exit 3). Needs FILE.")
       ("help,h", "Show this help.");
   return d;
 }
@@ -126,6 +133,15 @@ RunArgs ParseRunArgs(const std::vector<std::string>& args, bool replay_command) 
       throw UsageError("--max-steps " + text + ": expected a positive integer");
     }
   }
+  if (vm.count("time-limit")) {
+    const std::string text = vm["time-limit"].as<std::string>();
+    const std::optional<double> v = ParseSeconds(text);
+    if (!v || *v <= 0 || *v >= 1e9) {
+      throw UsageError("--time-limit " + text + ": expected seconds in decimal, more than 0 and below 1e9 (600, 0.5)");
+    }
+    a.time_limit_s = *v;
+  }
+  if (!a.file && a.time_limit_s > 0) throw UsageError("--time-limit needs FILE: it bounds one execution");
   if (replay_command && !a.help && !a.file) throw UsageError("needs FILE: the scenario the token was made for");
   if (replay_command && !a.help && !a.token) throw UsageError("needs --schedule TOKEN: the execution to replay");
   if (a.seed && a.token) throw UsageError("--seed and --schedule exclude each other (a token fixes every choice)");
@@ -146,6 +162,38 @@ RunOptions MakeRunOptions(const RunArgs& a, const KernelVersion& kernel, bool tr
 
 uint32_t EventCount(const ExecutionResult& r, DecisionKind k) { return r.events[static_cast<int>(k)]; }
 
+// Steps of a stopped execution whose timeline is still printed: past it the
+// text would run to hundreds of MB (about 30 bytes a step) after the user
+// asked to stop.
+constexpr uint64_t kStoppedTimelineSteps = 100000;
+
+// An execution that Ctrl-C or --time-limit (`by`) stopped: the timeline so
+// far (text) or the execution so far (JSON, "incomplete":true), marked
+// INCOMPLETE, no verdict; past kStoppedTimelineSteps without its trace; no
+// --html page (a page shows whole executions).
+int ReportStopped(const RunArgs& a, const Scenario& s, ExecutionResult& r, const std::string& by) {
+  const std::string what = "stopped by " + by + " at step " + std::to_string(r.steps) +
+                           ": the execution is INCOMPLETE, no verdict";
+  const bool long_run = r.steps > kStoppedTimelineSteps;
+  const std::string omitted = "the timeline of its " + std::to_string(r.steps) + " steps is not shown (more than " +
+                              std::to_string(kStoppedTimelineSteps) + "); a smaller --max-steps shows a run whole";
+  if (long_run) r.trace.clear();
+  if (a.json) {
+    WriteJson(std::cout, s, r,
+              ",\"incomplete\":true,\"stopped\":" + JsonQuote(what) +
+                  ",\"trace_omitted\":" + (long_run ? JsonQuote(omitted) : std::string("null")));
+    std::cout << "\n";
+  } else {
+    WriteTimeline(std::cout, s, r);
+    std::cout << "\nstopped:  " << what << "\n";
+    if (long_run) std::cout << "          " << omitted << "\n";
+  }
+  std::cout.flush();
+  if (a.html) std::cerr << "rseqmc: " << *a.html << " not written: the execution was stopped\n";
+  std::cerr << "rseqmc: " << what << "\n";
+  return kExitInterrupted;
+}
+
 // One execution of FILE, printed in full.
 int RunOne(const RunArgs& a, const std::string& argv0) {
   Scenario s = LoadScenario(*a.file, a.defines);
@@ -165,6 +213,16 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
   }
 
   Simulator sim(s, MakeRunOptions(a, kernel, /*trace=*/true));
+  // Ctrl-C and --time-limit end the execution at the next poll (every
+  // Machine::kStopPollSteps steps): within a second at any --max-steps.
+  SigintGuard sigint;
+  const auto start = std::chrono::steady_clock::now();
+  bool stop_fired = false;
+  sim.set_stop_poll([&] {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stop_fired = InterruptFlag().load(std::memory_order_relaxed) || (a.time_limit_s > 0 && el >= a.time_limit_s);
+    return stop_fired;
+  });
   ExecutionResult r;
   const uint64_t seed = a.seed.value_or(kDefaultSeed);
   if (replay) {
@@ -174,6 +232,7 @@ int RunOne(const RunArgs& a, const std::string& argv0) {
     RandomScheduler scheduler(seed);
     r = sim.Run(scheduler);
   }
+  if (r.stopped && stop_fired) return ReportStopped(a, s, r, InterruptFlag().load() ? "Ctrl-C" : "--time-limit");
   // The allocator family's census, as `check` judges it (model/oracles.h).
   if (r.verdict == Verdict::kPass && IsAllocatorScenario(s)) {
     std::string why = CheckAllocatorHeap(s, r);
@@ -272,7 +331,7 @@ int RunAllBuiltins(const RunArgs& a) {
 std::string RunHelp() {
   std::ostringstream out;
   out << "usage: rseqmc run [FILE] [--seed N | --schedule TOKEN] [--kernel VERSION] [-D NAME=VALUE]...\n"
-         "                  [--trace text|json | --json] [--html OUT] [--max-steps N]\n"
+         "                  [--trace text|json | --json] [--html OUT] [--max-steps N] [--time-limit SECONDS]\n"
          "\n"
          "Runs one execution of the scenario FILE (a .rsq file, or the name of a built-in scenario\n"
          "as shown by 'rseqmc list') under a seeded random schedule, or replays the schedule TOKEN,\n"
@@ -285,7 +344,8 @@ std::string RunHelp() {
          "Exit status: 0 the execution passed (without FILE: every scenario was read and run);\n"
          "1 a property or assert failed, the process was killed, a deadlock or the step limit;\n"
          "2 bad usage or bad input (scenario file, -D, token), with a message on stderr;\n"
-         "3 an internal error.\n";
+         "3 stopped by Ctrl-C or --time-limit (the execution so far is printed, INCOMPLETE), or an\n"
+         "internal error.\n";
   return out.str();
 }
 
@@ -301,7 +361,7 @@ int RunCommand(const std::vector<std::string>& args, const std::string& argv0) {
 std::string ReplayHelp() {
   std::ostringstream out;
   out << "usage: rseqmc replay FILE --schedule TOKEN [--kernel VERSION] [-D NAME=VALUE]...\n"
-         "                     [--trace text|json | --json] [--html OUT] [--max-steps N]\n"
+         "                     [--trace text|json | --json] [--html OUT] [--max-steps N] [--time-limit SECONDS]\n"
          "\n"
          "Re-runs the execution recorded in TOKEN (printed by 'rseqmc run' or as the counterexample of\n"
          "'rseqmc check') on the scenario FILE (a .rsq file or a built-in name), with the same -D\n"
@@ -312,7 +372,8 @@ std::string ReplayHelp() {
       << "\n"
          "Exit status: 0 the execution passed; 1 it failed (property, assert, kill, deadlock, step\n"
          "limit); 2 bad usage or bad input (a token made for another scenario or other -D values,\n"
-         "a --kernel the token contradicts); 3 an internal error.\n";
+         "a --kernel the token contradicts); 3 stopped by Ctrl-C or --time-limit (the execution so\n"
+         "far is printed, INCOMPLETE), or an internal error.\n";
   return out.str();
 }
 
