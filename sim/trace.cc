@@ -128,6 +128,84 @@ size_t Trace::bytes() const {
 
 namespace {
 
+// Two entries that draw alike and leave the same state: the same thread does
+// the same thing at the same pc (a store or observation of the same value);
+// the step count and, for other kinds, the payload (a sleep's deadline) may
+// differ.
+bool SameShape(const TraceEntry& x, const TraceEntry& y) {
+  if (x.kind != y.kind || x.cpu != y.cpu || x.thread != y.thread || x.depth != y.depth || x.pc != y.pc) return false;
+  if (x.kind == TraceKind::kStep || x.kind == TraceKind::kObserve) return x.a == y.a && x.b == y.b;
+  return true;
+}
+
+// A maximal run: entries [start, start + len) each the same shape as the one
+// `period` before, so entries [start - period, start + len) repeat a round.
+struct RepeatRun {
+  size_t start = 0, len = 0, period = 0;
+  size_t round_start() const { return start - period; }
+};
+
+// Every maximal run longer than kTraceRepeatMinLength, for each period, in
+// one pass over the trace holding the last kTraceRepeatMaxPeriod entries.
+std::vector<RepeatRun> LongRuns(const Trace& trace) {
+  constexpr size_t kRing = kTraceRepeatMaxPeriod + 1;
+  std::vector<TraceEntry> ring(kRing);
+  std::vector<size_t> len(kRing, 0);  // len[p]: run of period p ending just before entry j
+  std::vector<RepeatRun> runs;
+  const size_t n = trace.size();
+  auto close = [&](size_t p, size_t end) {
+    if (len[p] > kTraceRepeatMinLength) runs.push_back({end - len[p], len[p], p});
+    len[p] = 0;
+  };
+  for (size_t j = 0; j < n; ++j) {
+    TraceEntry e = trace[j];
+    for (size_t p = 1; p <= kTraceRepeatMaxPeriod && p <= j; ++p) {
+      if (SameShape(e, ring[(j - p) % kRing])) {
+        ++len[p];
+      } else {
+        close(p, j);
+      }
+    }
+    ring[j % kRing] = std::move(e);
+  }
+  for (size_t p = 1; p <= kTraceRepeatMaxPeriod; ++p) close(p, n);
+  return runs;
+}
+
+}  // namespace
+
+std::vector<TraceRepeat> FindRepeats(const Trace& trace) {
+  if (trace.size() <= kTraceRepeatMinLength) return {};
+  std::vector<RepeatRun> runs = LongRuns(trace);
+  // The earliest round first; of two starting together, the longest (a run of
+  // period p is also one of 2p, p entries shorter).
+  std::sort(runs.begin(), runs.end(), [](const RepeatRun& x, const RepeatRun& y) {
+    return x.round_start() != y.round_start() ? x.round_start() < y.round_start() : x.len > y.len;
+  });
+  std::vector<TraceRepeat> out;
+  size_t next = 0;  // entries before it are kept or already left out
+  for (RepeatRun r : runs) {
+    if (r.round_start() < next) {  // overlaps what came before: what is left of it
+      const size_t start = next + r.period;
+      if (start >= r.start + r.len) continue;
+      r.len -= start - r.start;
+      r.start = start;
+    }
+    if (r.len <= kTraceRepeatMinLength) continue;
+    // Rounds of the run: keep two, then leave out whole rounds, keeping the last.
+    const size_t end = r.start + r.len;
+    const size_t first = r.round_start() + 2 * r.period;
+    if (end < first + r.period) continue;
+    const size_t count = (end - r.period - first) / r.period * r.period;
+    if (count == 0) continue;
+    out.push_back({first, count, r.period});
+    next = first + count;
+  }
+  return out;
+}
+
+namespace {
+
 std::string Dec(int64_t v) { return std::to_string(v); }
 
 std::string Hex(uint64_t v) {
@@ -570,8 +648,16 @@ size_t LaneWidth(const Scenario& s, const ExecutionResult& r, int ncpus, size_t 
   return std::min(widest, cap);
 }
 
-// The timeline's header and one row per trace entry, written to `os` row by
-// row (a 1.38 M-entry trace is never held as text).
+// The row standing for a repeated stretch left out of the timeline.
+std::string RepeatRow(const Trace& trace, const TraceRepeat& rep) {
+  return "   ... | " + std::to_string(rep.count) + " entries (steps " + std::to_string(trace[rep.first].step) + ".." +
+         std::to_string(trace[rep.first + rep.count - 1].step) + ") not shown: they repeat the " +
+         std::to_string(rep.period) + " entries before them, the same instructions and stores again\n";
+}
+
+// The timeline's header and one row per trace entry but for long repeated
+// stretches (FindRepeats: one row each), written to `os` row by row (a
+// 1.38 M-entry trace is never held as text).
 void WriteTimelineRows(std::ostream& os, const Scenario& s, const ExecutionResult& r) {
   const int ncpus = std::max<int>(1, static_cast<int>(s.num_cpus));
   const size_t width = LaneWidth(s, r, ncpus, std::clamp<size_t>(150 / ncpus, 32, 56));
@@ -583,7 +669,16 @@ void WriteTimelineRows(std::ostream& os, const Scenario& s, const ExecutionResul
   os << header << "\n";
   char stepbuf[32];
   std::string row;
-  for (const TraceEntry& e : r.trace) {
+  const std::vector<TraceRepeat> repeats = FindRepeats(r.trace);
+  auto repeat = repeats.begin();
+  for (size_t i = 0; i < r.trace.size(); ++i) {
+    if (repeat != repeats.end() && i == repeat->first) {
+      os << RepeatRow(r.trace, *repeat);
+      i += repeat->count - 1;
+      ++repeat;
+      continue;
+    }
+    const TraceEntry e = r.trace[i];
     std::snprintf(stepbuf, sizeof stepbuf, "%6" PRIu64, e.step);
     row = stepbuf;
     if (SpansLanes(e, ncpus)) {

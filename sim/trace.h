@@ -131,9 +131,31 @@ class Trace {
   std::vector<std::pair<size_t, std::string>> details_;  // (entry index, detail), ascending index
 };
 
+// A stretch of a trace left out of the timelines (text and HTML) because it
+// repeats: entries [first, first + count) are each the same shape as the one
+// `period` entries before them (the same thread doing the same thing at the
+// same pc, storing or observing the same value), count a multiple of period.
+struct TraceRepeat {
+  size_t first = 0;   // index of the first entry left out
+  size_t count = 0;   // entries left out
+  size_t period = 0;  // entries per round of the loop (1..kTraceRepeatMaxPeriod)
+};
+constexpr size_t kTraceRepeatMaxPeriod = 32;   // longest loop round recognised, in entries
+constexpr size_t kTraceRepeatMinLength = 256;  // shortest repeated run that is shortened, in entries
+// The stretches to leave out of `trace`, ascending and disjoint: every run of
+// more than kTraceRepeatMinLength entries that repeats a period of up to
+// kTraceRepeatMaxPeriod entries keeps its first two rounds and its last one;
+// the whole rounds between are left out (a livelock's loop: a 100,000-step
+// spin shrinks to a few hundred rows). Entries left out repeat kept ones, so
+// state rebuilt from the kept entries (the viewer's slider) stays right.
+// Reads the trace once, in order, with memory independent of its length.
+std::vector<TraceRepeat> FindRepeats(const Trace& trace);
+
 // Renders the timeline: one lane (column) per virtual CPU, one row per trace
 // entry, showing which thread ran which instruction (function+offset, label,
-// source text), injected events and where aborts landed.
+// source text), injected events and where aborts landed. A long repeated
+// stretch (FindRepeats) is one row saying which steps it leaves out; the
+// JSON form (FormatJson) keeps every entry.
 std::string FormatTimeline(const Scenario& s, const ExecutionResult& r);
 // The same text written to `os` row by row, without holding it whole (what
 // `rseqmc run` prints: a million-step timeline is hundreds of MB of text).

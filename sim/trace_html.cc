@@ -296,54 +296,20 @@ show(trace.length);
 </script></body></html>
 )HTML";
 
-// Two entries that draw alike and leave the same state: the same thread does
-// the same thing at the same pc (a store or observation of the same value);
-// the step count and, for other kinds, the payload (a sleep's deadline) may
-// differ.
-bool SameShape(const TraceEntry& x, const TraceEntry& y) {
-  if (x.kind != y.kind || x.cpu != y.cpu || x.thread != y.thread || x.depth != y.depth || x.pc != y.pc) return false;
-  if (x.kind == TraceKind::kStep || x.kind == TraceKind::kObserve) return x.a == y.a && x.b == y.b;
-  return true;
-}
-
-// Repeated stretches: a run of entries each the same shape as the one
-// `period` entries before it. Runs longer than kElideAbove keep their first
-// two periods and their last one; the whole periods between are dropped.
-// Dropped entries repeat kept ones, so the page's state at the slider stays
+// The trace without its long repeated stretches (FindRepeats, sim/trace.h):
+// dropped entries repeat kept ones, so the page's state at the slider stays
 // right (the same stores again). A 100,000-step livelock's page shrinks from
 // 35 MB to a few kB of trace.
-constexpr size_t kMaxPeriod = 32, kElideAbove = 256;
-struct Elision {
-  uint64_t from_step = 0, to_step = 0;  // steps of the first and last dropped entry
-  size_t entries = 0, period = 0;
-};
-
-Trace ElideRepeats(const Trace& trace, std::vector<Elision>* elided) {
-  const size_t n = trace.size();
-  // run[p][j]: how many entries from j on are each the same shape as the one p before.
-  std::vector<std::vector<uint32_t>> run(kMaxPeriod + 1);
-  for (size_t p = 1; p <= kMaxPeriod && p < n; ++p) {
-    run[p].assign(n + 1, 0);
-    for (size_t j = n; j-- > p;) run[p][j] = SameShape(trace[j], trace[j - p]) ? run[p][j + 1] + 1 : 0;
-  }
+Trace ElideRepeats(const Trace& trace, const std::vector<TraceRepeat>& repeats) {
   Trace out;
-  for (size_t i = 0; i < n;) {
-    size_t best_p = 0, best_len = 0;  // the run starting one period after i
-    for (size_t p = 1; p <= kMaxPeriod && i + p < n; ++p) {
-      const size_t len = run[p][i + p];
-      if (len > kElideAbove && len > best_len) best_p = p, best_len = len;
-    }
-    if (best_p == 0) {
-      out.push_back(trace[i++]);
+  auto repeat = repeats.begin();
+  for (size_t i = 0; i < trace.size(); ++i) {
+    if (repeat != repeats.end() && i == repeat->first) {
+      i += repeat->count - 1;
+      ++repeat;
       continue;
     }
-    // Entries i .. i+p+len-1 repeat with period p: keep 2 periods, then the last one.
-    const size_t end = i + best_p + best_len;
-    const size_t drop_from = i + 2 * best_p;
-    const size_t drop = (end - best_p - drop_from) / best_p * best_p;
-    for (size_t j = i; j < drop_from; ++j) out.push_back(trace[j]);
-    elided->push_back({trace[drop_from].step, trace[drop_from + drop - 1].step, drop, best_p});
-    i = drop_from + drop;
+    out.push_back(trace[i]);
   }
   return out;
 }
@@ -357,16 +323,13 @@ bool IsTimelineHtml(std::string_view text) { return text.starts_with(kSignature)
 size_t TimelineHtmlSignatureSize() { return kSignature.size(); }
 
 std::string FormatHtml(const Scenario& s, const ExecutionResult& r, const HtmlNotes& notes) {
-  std::vector<Elision> elided;
+  const std::vector<TraceRepeat> elided = FindRepeats(r.trace);
   ExecutionResult shown;
   const ExecutionResult* page_of = &r;
-  if (r.trace.size() > kElideAbove) {
-    Trace kept = ElideRepeats(r.trace, &elided);
-    if (!elided.empty()) {
-      shown = r;
-      shown.trace = std::move(kept);
-      page_of = &shown;
-    }
+  if (!elided.empty()) {
+    shown = r;
+    shown.trace = ElideRepeats(r.trace, elided);
+    page_of = &shown;
   }
   std::string json =
       FormatJson(s, *page_of, ",\"broken\":" + JsonQuote(notes.broken) + ",\"replay\":" + JsonQuote(notes.replay));
@@ -377,9 +340,10 @@ std::string FormatHtml(const Scenario& s, const ExecutionResult& r, const HtmlNo
   std::string body(kBody);
   if (!elided.empty()) {
     std::string note = "<section id=\"elided\"><h2>Elided</h2><pre>";
-    for (const Elision& e : elided) {
-      note += std::to_string(e.entries) + " trace entries (steps " + std::to_string(e.from_step) + ".." +
-              std::to_string(e.to_step) + ") are not shown: they repeat the " + std::to_string(e.period) +
+    for (const TraceRepeat& e : elided) {
+      note += std::to_string(e.count) + " trace entries (steps " + std::to_string(r.trace[e.first].step) + ".." +
+              std::to_string(r.trace[e.first + e.count - 1].step) + ") are not shown: they repeat the " +
+              std::to_string(e.period) +
               " entries before them, the same instructions and stores again\n";
     }
     note += "</pre></section>\n";

@@ -274,6 +274,34 @@ TEST(CliTest, ReplayingTheTokenPrintsTheIdenticalTimeline) {
   }
 }
 
+// A seeded run whose schedule token is longer than Linux lets one argument be
+// (MAX_ARG_STRLEN, 131,072 bytes with the NUL) printed a replay command that
+// could not run: exec fails with "Argument list too long" (E2BIG). Such a run
+// is now replayed by its seed and kernel, and the printed command reproduces
+// the execution.
+TEST(CliTest, ALongRunsReplayCommandFitsInOneArgument) {
+  const std::vector<std::string> args = {"run", Fixture("cli_pingpong.rsq"), "--max-steps", "300000"};
+  CliResult first = RunCli(args);
+  ASSERT_EQ(first.code, 1) << first.err;  // it never ends: steplimit or livelock at the budget
+  ASSERT_GT(TokenOf(first.out).size(), 131071u);
+  const size_t at = first.out.find("\nreplay:   ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = first.out.substr(at + 11, first.out.find('\n', at + 1) - at - 11);
+  EXPECT_LT(line.size(), 1024u);
+  EXPECT_EQ(line.find("--schedule"), std::string::npos) << line;
+  EXPECT_NE(line.find(" run " + Fixture("cli_pingpong.rsq") + " --seed 1 --kernel "), std::string::npos) << line;
+  // The printed command, without its argv0: every word is plain (ShellQuote left it unquoted).
+  std::vector<std::string> replay_args;
+  std::istringstream words(line);
+  for (std::string w; words >> w;) replay_args.push_back(w);
+  ASSERT_GT(replay_args.size(), 1u);
+  replay_args.erase(replay_args.begin());
+  CliResult replay = RunCli(replay_args);
+  EXPECT_EQ(replay.code, first.code) << replay.err;
+  EXPECT_TRUE(TimelineOf(replay.out) == TimelineOf(first.out)) << "the seeded replay differs";
+  EXPECT_TRUE(TokenOf(replay.out) == TokenOf(first.out));
+}
+
 TEST(CliTest, JsonIsOneValidObjectPerExecution) {
   for (const char* f : {"cli_counter.rsq", "cli_fail.rsq", "cli_assert.rsq"}) {
     const std::vector<std::string> args = {"run", Fixture(f), "--trace", "json"};

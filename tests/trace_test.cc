@@ -3,6 +3,7 @@
 // the JSON form is valid and escaped.
 #include "sim/trace.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
@@ -165,6 +166,85 @@ TEST(TraceTest, TraceKindNamesAreDistinct) {
   }
   EXPECT_EQ(names.size(), static_cast<size_t>(TraceKind::kObserve) + 1);
   EXPECT_EQ(names.count("unknown"), 0u);
+}
+
+// A trace of 10 distinct entries, 1,000 that repeat a round of 3 (the same
+// thread at pcs 100, 101, 102, storing the same value) and 5 distinct ones:
+// the run of period 3 covers entries 13..1009, so the first two rounds
+// (10..15) and the last (1006..1008, then 1009 closing a partial round) stay
+// and the 990 entries 16..1005 (whole rounds) are left out. Its multiples
+// (period 6, 9, ...) overlap it and add nothing.
+TEST(TraceTest, FindRepeatsLeavesOutWholeRoundsOfALongRun) {
+  Trace t;
+  uint64_t step = 0;
+  auto add = [&](uint32_t pc, int64_t a, int64_t b) {
+    TraceEntry e;
+    e.step = step++;
+    e.cpu = 0;
+    e.thread = 0;
+    e.pc = pc;
+    e.a = a;
+    e.b = b;
+    t.push_back(e);
+  };
+  for (uint32_t i = 0; i < 10; ++i) add(i, 0, 0);
+  for (uint32_t i = 0; i < 1000; ++i) add(100 + i % 3, i % 3 == 1 ? 0x1000 : 0, i % 3 == 1 ? 7 : 0);
+  for (uint32_t i = 0; i < 5; ++i) add(200 + i, 0, 0);
+  const std::vector<TraceRepeat> reps = FindRepeats(t);
+  ASSERT_EQ(reps.size(), 1u);
+  EXPECT_EQ(reps[0].first, 16u);
+  EXPECT_EQ(reps[0].count, 990u);
+  EXPECT_EQ(reps[0].period, 3u);
+  // A store of another value breaks the round: nothing repeats for long.
+  Trace counting;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    TraceEntry e;
+    e.step = i;
+    e.cpu = 0;
+    e.thread = 0;
+    e.pc = 100 + i % 2;
+    e.a = i % 2 == 1 ? 0x1000 : 0;
+    e.b = i % 2 == 1 ? i : 0;
+    counting.push_back(e);
+  }
+  EXPECT_TRUE(FindRepeats(counting).empty());
+}
+
+// A thread spinning on a lock never released runs to the step budget: its
+// text timeline was one row per step (20,000 rows here, 100,000 at the
+// default budget: 9.6 MB for two threads), and now shows the loop's first
+// two rounds and its last, with one row saying which steps it leaves out.
+TEST(TraceTest, TimelineShowsALivelocksLoopOnceNotEveryRound) {
+  ScenarioBuilder b("spin_on_lock");
+  b.Var("lock", Width::kU64, 1, {1});
+  b.Func("spin").La(1, "lock").Label("loop").Ld(2, Mem(1)).Bne(2, Imm(0), "loop").Ret();
+  b.Thread("t0", "spin", /*cpu=*/0);
+  const Scenario s = b.Build();
+  RunOptions o = Traced();
+  o.max_steps = 20000;
+  Simulator sim(s, o);
+  ReplayScheduler sched(Schedule{});  // no event: t0 runs alone from its first step
+  const ExecutionResult r = sim.Run(sched);
+  ASSERT_EQ(r.verdict, Verdict::kLivelock) << r.message;
+  const std::string timeline = FormatTimeline(s, r);
+  EXPECT_LT(std::count(timeline.begin(), timeline.end(), '\n'), 40) << timeline;
+  // Entries: la (step 1), then ld / bne from step 2 to 20000. The run of
+  // period 2 starts at entry 3 (the second ld); rounds 1..2 and 3..4 stay,
+  // then whole rounds up to the last one (entries 19997..19999).
+  const std::vector<TraceRepeat> reps = FindRepeats(r.trace);
+  ASSERT_EQ(reps.size(), 1u);
+  EXPECT_EQ(reps[0].first, 5u);
+  EXPECT_EQ(reps[0].count, 19992u);
+  EXPECT_EQ(reps[0].period, 2u);  // ld, bne
+  EXPECT_NE(timeline.find("     5 | t0 spin:loop+1 bne r2, 0, loop\n"
+                          "   ... | 19992 entries (steps 6..19997) not shown: they repeat the 2 entries before them, "
+                          "the same instructions and stores again\n"
+                          " 19998 | t0 spin:loop ld r2, [r1]\n"
+                          " 19999 | t0 spin:loop+1 bne r2, 0, loop\n"
+                          " 20000 | t0 spin:loop ld r2, [r1]\n\n"
+                          "steps 20000,"),
+            std::string::npos)
+      << timeline;
 }
 
 }  // namespace
