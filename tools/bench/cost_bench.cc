@@ -211,6 +211,7 @@ int Main(int argc, char** argv) {
     const Row r = Measure([&] {
       ExploreOptions o;
       o.strategy = k;
+      o.bounds.max_events = 1;  // rseqmc check's default (ExploreOptions' is 2)
       o.max_executions = 1;
       o.run.max_steps = 1000000;
       return Run(PercpuList(2048), o);
@@ -230,6 +231,7 @@ int Main(int argc, char** argv) {
     const Row r = Measure([&] {
       ExploreOptions o;
       o.strategy = k;
+      o.bounds.max_events = 1;  // rseqmc check's default (ExploreOptions' is 2)
       return RunAsCheck(ParseScenarioFile(retry), o);
     });
     std::printf("%-34s %-9s %12llu %9.2f %9.2f %7.1f MB %9llu %7.1f kB  %s/%s\n", "retry_forever_32k.rsq",
