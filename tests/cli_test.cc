@@ -100,6 +100,8 @@ TEST(CliTest, BadDefinesExitTwoWithAMessage) {
     CliResult r = RunCli(args);
     EXPECT_EQ(r.code, 2) << Describe(args, r);
     EXPECT_NE(r.err.find(message), std::string::npos) << "wanted '" << message << "'\n" << Describe(args, r);
+    // Like every bad-input error, each says how to fix it.
+    EXPECT_NE(r.err.find("\n  hint: "), std::string::npos) << Describe(args, r);
   }
 }
 
