@@ -500,6 +500,10 @@ class DfsEngine : public Scheduler {
     }
     if (!new_node) {
       Node& n = stack_[depth_];
+      if (depth_ == prefix_states_ && depth_ < floor_) {
+        n.state = NodeState(m);
+        ++prefix_states_;
+      }
       n.writes_before = path_writes_;
       if (WantsCheckpoint(n)) SaveBoundary(m, spins_);
       UpdateSpin(m, n);
@@ -901,11 +905,13 @@ class DfsEngine : public Scheduler {
       n.alts.push_back({p[i].thread, p[i].kind, p[i].arg});
       n.thread = n.first = p[i].thread;
       n.alt_end = 1;
+      n.full = p[i].full;
       n.enabled.Add(n.thread);
       n.backtrack.Add(n.thread);
       prefix_ranks_.push_back(p[i].rank);
     }
     top_ = replay_len_ = floor_ = p.size();
+    prefix_states_ = 0;  // Choose records them on the first replay of the prefix
     loaded_ = true;
     plans_on_ = false;  // a subtree's prefix is fixed: no plan may start over from the root
   }
@@ -951,7 +957,8 @@ class DfsEngine : public Scheduler {
   }
   TreeChoice ChoiceAt(size_t depth, size_t k) const {
     const Alt& a = stack_[depth].alts[k];
-    return {a.thread, a.kind, a.arg, depth < floor_ ? prefix_ranks_[depth] : Rank(stack_[depth], k)};
+    return {a.thread, a.kind, a.arg, depth < floor_ ? prefix_ranks_[depth] : Rank(stack_[depth], k),
+            stack_[depth].full};
   }
   // The index of n's last alternative in that order not yet explored.
   static std::optional<size_t> LastUnexplored(const Node& n) {
@@ -1527,6 +1534,18 @@ class DfsEngine : public Scheduler {
     });
     return first;
   }
+  // Node::state as Choose records it at a new node: the state hash under
+  // stateful search, and under DFS with cycle pruning before a sched_yield;
+  // {} otherwise. Also recorded for a subtree's prefix nodes (SetPrefix) as
+  // they are replayed, so that a cycle of the worker's path that starts in
+  // the prefix is seen as one (FairCycle, CycleProvisoHolds,
+  // ClosesReducedCycle): without them a --jobs worker pruned a fair cycle
+  // there without reporting the livelock, and DFS went once more round a
+  // cycle the sequential search prunes.
+  std::pair<uint64_t, uint64_t> NodeState(const Machine& m) const {
+    if (stateful_ || (prune_cycles_ && YieldAhead(m))) return m.StateHash(mm_cid_observable_, bounded_kinds_);
+    return {};
+  }
   // DFS cycle pruning (ExploreOptions::prune_cycles): `state` repeats on the
   // current path and some node of the cycle offered every running thread's
   // alternatives, so no thread's moves are ignored all the way round (the
@@ -1793,6 +1812,9 @@ class DfsEngine : public Scheduler {
   PathStateIndex path_index_;  // the nodes of the path by state (CycleStart)
   size_t top_ = 0;
   size_t floor_ = 0;  // SetPrefix: stack_[0, floor_) is the subtree's fixed prefix
+  // SetPrefix: the prefix nodes [0, prefix_states_) have their Node::state
+  // (recorded when the prefix is first replayed: NodeState).
+  size_t prefix_states_ = 0;
   std::vector<uint32_t> prefix_ranks_;  // and their TreeKey ranks
   size_t replay_len_ = 0;
   bool loaded_ = false;  // the stack came from Load
