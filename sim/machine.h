@@ -386,6 +386,11 @@ class Machine {
   // still matter: memory, thread contexts and signal state, rseq
   // registrations and event masks, CPU run queues, the number of events
   // injected so far, and the observations made so far; for stateful search.
+  // Memory enters as its MemoryHash (memory_hash(mm_cid) below: a sum of
+  // per-word terms kept store by store while the scheduler WantsStateHash(),
+  // so a state costs the few hundred bytes of the rest, not all of memory);
+  // the rest is laid out as 64-bit words after it and hashed with Xxh3_128
+  // (sim/state_hash.h).
   // What a caller knows cannot matter is left out, so that states differing
   // only there are merged:
   //   * mm_cid == false: the mm_cid allocation (each thread's mm_cid, the
