@@ -177,8 +177,12 @@ std::string EncodeSchedule(const Scenario& s, const Schedule& schedule) {
 }
 
 Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
+  // Every error says how to fix it; most have the same cause (a token not
+  // copied whole).
   auto fail = [&](size_t col, const std::string& msg, const std::string& hint = "") -> InputError {
-    return InputError("<token>", {1, static_cast<uint32_t>(col + 1)}, msg, token, hint);
+    return InputError("<token>", {1, static_cast<uint32_t>(col + 1)}, msg, token,
+                      hint.empty() ? "copy the whole token exactly as rseqmc run/check printed it after 'schedule:'"
+                                   : hint);
   };
   const std::string prefix = kTokenPrefix;
   if (token.compare(0, 3, "rsq") != 0 || token.size() < prefix.size()) {

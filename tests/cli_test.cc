@@ -182,6 +182,7 @@ TEST(CliTest, BadTokensExitTwoWithAMessage) {
     CliResult r = RunCli(args);
     EXPECT_EQ(r.code, 2) << Describe(args, r);
     EXPECT_NE(r.err.find("token"), std::string::npos) << Describe(args, r);
+    EXPECT_NE(r.err.find("\n  hint: "), std::string::npos) << Describe(args, r);
   }
   // A token made for another scenario, or for other -D values.
   const std::string fail_token = TokenOf(RunCli({"run", Fixture("cli_fail.rsq")}).out);
