@@ -266,6 +266,9 @@ bool EndsProcess(Verdict v) {
 // Thrown out of an execution when the program turns out to read mm_cid
 // (see Explore).
 struct MmCidLoaded {};
+// Thrown out of a DPOR execution when a plain store of the program wrote an
+// rseq_cs word (see RseqCsWrittenByStores, Explore).
+struct RseqCsStored {};
 
 // A sleep-set entry: an alternative explored (here or at an ancestor, and
 // independent of everything since) with its footprint.
@@ -421,8 +424,12 @@ class DfsEngine : public Scheduler {
  public:
   // mm_cid_readable: the program was seen loading mm_cid from memory
   // (Machine::mm_cid_loaded) even if MmCidObservable says it cannot.
-  DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds, bool mm_cid_readable)
+  // rseq_cs_dependence: DPOR puts each transition's read of its thread's
+  // rseq_cs and descriptor in its footprint (RseqCsWrittenByStores).
+  DfsEngine(const Scenario& s, const ExploreOptions& o, Bounds bounds, bool mm_cid_readable,
+            bool rseq_cs_dependence = false)
       : s_(s), o_(o), bounds_(bounds), dpor_(o.strategy == StrategyKind::kDpor),
+        rseq_cs_dependence_(rseq_cs_dependence),
         stateful_(o.strategy == StrategyKind::kStateful),
         mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
         defer_events_(o.defer_events),
@@ -500,6 +507,10 @@ class DfsEngine : public Scheduler {
     }
     if (!new_node) {
       Node& n = stack_[depth_];
+      if (depth_ == prefix_states_ && depth_ < floor_) {
+        n.state = NodeState(m);
+        ++prefix_states_;
+      }
       n.writes_before = path_writes_;
       if (WantsCheckpoint(n)) SaveBoundary(m, spins_);
       UpdateSpin(m, n);
@@ -640,6 +651,7 @@ class DfsEngine : public Scheduler {
     // Likewise the ample sets (dfs, stateful) assumed that only a thread's
     // rseq_load and rseq_arm reach its rseq area, and a load or store did.
     if (!mm_cid_observable_ && (m.mm_cid_loaded() || (!dpor_ && m.area_accessed()))) throw MmCidLoaded{};
+    RseqCsWrittenByStores(m);
     // An execution cut short keeps the whole path: the nodes past the cut
     // still hold the search's backtracking state.
     if (cut_short_) return;
@@ -901,11 +913,13 @@ class DfsEngine : public Scheduler {
       n.alts.push_back({p[i].thread, p[i].kind, p[i].arg});
       n.thread = n.first = p[i].thread;
       n.alt_end = 1;
+      n.full = p[i].full;
       n.enabled.Add(n.thread);
       n.backtrack.Add(n.thread);
       prefix_ranks_.push_back(p[i].rank);
     }
     top_ = replay_len_ = floor_ = p.size();
+    prefix_states_ = 0;  // Choose records them on the first replay of the prefix
     loaded_ = true;
     plans_on_ = false;  // a subtree's prefix is fixed: no plan may start over from the root
   }
@@ -951,7 +965,8 @@ class DfsEngine : public Scheduler {
   }
   TreeChoice ChoiceAt(size_t depth, size_t k) const {
     const Alt& a = stack_[depth].alts[k];
-    return {a.thread, a.kind, a.arg, depth < floor_ ? prefix_ranks_[depth] : Rank(stack_[depth], k)};
+    return {a.thread, a.kind, a.arg, depth < floor_ ? prefix_ranks_[depth] : Rank(stack_[depth], k),
+            stack_[depth].full};
   }
   // The index of n's last alternative in that order not yet explored.
   static std::optional<size_t> LastUnexplored(const Node& n) {
@@ -1358,10 +1373,44 @@ class DfsEngine : public Scheduler {
     // before masking), and kernel actions on other threads. A yield that
     // finds its run queue empty only reads the CPU: not a change.
     const Alt& a = prev.alts[prev.alt];
+    if (rseq_cs_dependence_) AddRseqCsReads(m, a.thread, prev.fp);
     const bool memory = MemoryChanged(prev.fp);
     if (memory || m.last_footprint().mm_cid || a.kind != DecisionKind::kStep ||
         (prev.fp.threads & ~(1ull << (a.thread & 63))) != 0) {
       ++path_writes_;
+    }
+  }
+
+  // DPOR's dependence relation and its event plans (EventPlan) take where
+  // an event on thread t is offered (IpMayRestart: t's rseq_cs and the
+  // descriptor it points to, KernelAbi::InRseqCs) as a function of t's own
+  // transitions: rseq_arm stores a static descriptor's address, the kernel
+  // clears the word on t's return to user space. A plain store of the
+  // program into an rseq_cs word (another thread's, or one's own pointing it
+  // at a descriptor in data memory that others may write) breaks that: the
+  // store commutes, by the footprints, with t's register-only steps, so
+  // DPOR explored one order of them and missed the events that only the
+  // other order offers (the conservative rule as well as the plans: both
+  // offer an event where the state of the path allows it). Checked after
+  // every execution (Machine::rseq_cs_stored); the exploration then starts
+  // over with the reads below in every transition's footprint (Explore),
+  // which orders such a store with every transition of the thread whose
+  // word or descriptor it writes, and so restores both the races and the
+  // plans' completeness argument (an equivalent execution then has the same
+  // rseq_cs at each of t's boundaries). Test:
+  // Explore.DporSeesAStoreIntoAnotherThreadsRseqCs.
+  void RseqCsWrittenByStores(const Machine& m) const {
+    if (dpor_ && !rseq_cs_dependence_ && m.rseq_cs_stored()) throw RseqCsStored{};
+  }
+  // The reads RseqCsWrittenByStores adds to a transition of thread t: t's
+  // rseq_cs word, and the descriptor it points to when that is in data memory
+  // (the static descriptors are never written).
+  static void AddRseqCsReads(const Machine& m, int t, Footprint& fp) {
+    const uint64_t word = m.AreaAddress(t) + kRseqOffRseqCs;
+    fp.Access(word, 8, false);
+    const uint64_t cs = m.Peek(word, 8);
+    if (cs >= kDataBase && cs < m.DescriptorAddress(0) && m.UserReadable(cs, kRseqCsBytes)) {
+      fp.Access(cs, kRseqCsBytes, false);
     }
   }
 
@@ -1526,6 +1575,18 @@ class DfsEngine : public Scheduler {
       if (k < first && stack_[k].state == state) first = k;
     });
     return first;
+  }
+  // Node::state as Choose records it at a new node: the state hash under
+  // stateful search, and under DFS with cycle pruning before a sched_yield;
+  // {} otherwise. Also recorded for a subtree's prefix nodes (SetPrefix) as
+  // they are replayed, so that a cycle of the worker's path that starts in
+  // the prefix is seen as one (FairCycle, CycleProvisoHolds,
+  // ClosesReducedCycle): without them a --jobs worker pruned a fair cycle
+  // there without reporting the livelock, and DFS went once more round a
+  // cycle the sequential search prunes.
+  std::pair<uint64_t, uint64_t> NodeState(const Machine& m) const {
+    if (stateful_ || (prune_cycles_ && YieldAhead(m))) return m.StateHash(mm_cid_observable_, bounded_kinds_);
+    return {};
   }
   // DFS cycle pruning (ExploreOptions::prune_cycles): `state` repeats on the
   // current path and some node of the cycle offered every running thread's
@@ -1757,6 +1818,7 @@ class DfsEngine : public Scheduler {
   const ExploreOptions& o_;
   Bounds bounds_;
   bool dpor_;
+  bool rseq_cs_dependence_;  // see RseqCsWrittenByStores
   bool stateful_;
   const Placement* placement_ = nullptr;  // SetPlacement
   // The order of switches matters through mm_cid only if the program can read
@@ -1793,6 +1855,9 @@ class DfsEngine : public Scheduler {
   PathStateIndex path_index_;  // the nodes of the path by state (CycleStart)
   size_t top_ = 0;
   size_t floor_ = 0;  // SetPrefix: stack_[0, floor_) is the subtree's fixed prefix
+  // SetPrefix: the prefix nodes [0, prefix_states_) have their Node::state
+  // (recorded when the prefix is first replayed: NodeState).
+  size_t prefix_states_ = 0;
   std::vector<uint32_t> prefix_ranks_;  // and their TreeKey ranks
   size_t replay_len_ = 0;
   bool loaded_ = false;  // the stack came from Load
@@ -1924,7 +1989,8 @@ double GetSnapshotHeader(SnapshotReader& rd, const Scenario& s, const ExploreOpt
 }  // namespace
 
 namespace {
-ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable);
+ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable,
+                          bool rseq_cs_dependence);
 
 // Executions until Explore reads the clock again, given that `ran` of them
 // took `seconds` since the last reading: as many as fit in 10 ms at that
@@ -1939,22 +2005,33 @@ uint64_t NextClockInterval(uint64_t ran, double seconds, uint64_t most) {
 }  // namespace
 
 ExploreResult Explore(const Scenario& s, const ExploreOptions& o) {
-  try {
-    return ExploreOnce(s, o, /*mm_cid_readable=*/false);
-  } catch (const MmCidLoaded&) {
-    // The program loads mm_cid from its rseq area at a computed address
-    // (which MmCidObservable cannot see): start again with mm_cid in the
-    // dependence relation and the state hash. A snapshot being resumed was
-    // made under the other assumption, so it is not used.
-    ExploreOptions again = o;
+  // Each assumption below is given up at most once, so this ends.
+  bool mm_cid_readable = false;
+  bool rseq_cs_dependence = false;
+  ExploreOptions again = o;
+  for (;;) {
+    try {
+      return ExploreOnce(s, again, mm_cid_readable, rseq_cs_dependence);
+    } catch (const MmCidLoaded&) {
+      // The program loads mm_cid from its rseq area at a computed address
+      // (which MmCidObservable cannot see): start again with mm_cid in the
+      // dependence relation and the state hash.
+      mm_cid_readable = true;
+    } catch (const RseqCsStored&) {
+      // A plain store wrote an rseq_cs word (DPOR): start again with the
+      // rseq_cs reads in the footprints (RseqCsWrittenByStores).
+      rseq_cs_dependence = true;
+    }
+    // A snapshot being resumed was made under the other assumption, so it
+    // is not used.
     again.resume_from = nullptr;
-    return ExploreOnce(s, again, /*mm_cid_readable=*/true);
   }
 }
 
 namespace {
 
-ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable) {
+ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_cid_readable,
+                          bool rseq_cs_dependence) {
   if (o.strategy == StrategyKind::kStateful) {
     for (const ThreadSpec& t : s.threads) {
       if (t.native) {
@@ -2170,7 +2247,7 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       Bounds b = o.bounds;
       b.max_events = level;
       res.bound_level = level;
-      DfsEngine engine(s, o, b, mm_cid_readable);
+      DfsEngine engine(s, o, b, mm_cid_readable, rseq_cs_dependence);
       uint64_t placement = 0;
       if (load_engine) {
         engine.Load(*resume);  // checked above

@@ -37,12 +37,16 @@ namespace rseqmc {
 // One boundary of a prefix: the thread the transition is named after, what
 // happens to it (its step or an injected event with `arg`: preempt to thread
 // `arg` or -1, migrate to CPU `arg`, signal `arg`), and the alternative's rank
-// in the sequential order at that boundary (0 = explored first).
+// in the sequential order at that boundary (0 = explored first), and whether
+// the boundary offered every running thread's alternatives (`full`: no ample
+// set left one out; the cycle proviso C3 of model/explorer.cc looks for such
+// a node on a cycle, prefix nodes included).
 struct TreeChoice {
   int16_t thread = 0;
   DecisionKind kind = DecisionKind::kStep;
   int16_t arg = -1;
   uint32_t rank = 0;
+  bool full = true;
 };
 using TreePrefix = std::vector<TreeChoice>;
 // A leaf's or a prefix's position in the sequential order (ranks by depth).

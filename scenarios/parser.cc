@@ -72,14 +72,32 @@ class Parser {
   // column and the include that pulled it in (review findings F2/F3).
   [[noreturn]] void Located(SourceLoc loc, const std::string& message, const std::string& hint) const {
     if (loc.column < kLibraryColumn) {
-      throw InputError(main_file_, loc, message, SourceLine(main_lines_, loc.line), hint);
+      const std::string line = SourceLine(main_lines_, loc.line);
+      throw InputError(main_file_, loc, message, line, hint.empty() ? DefineHint(line) : hint);
     }
     const Library& lib = libraries_[loc.column / kLibraryColumn - 1];
     const SourceLoc own{loc.line, loc.column % kLibraryColumn};
+    const std::string line = SourceLine(lib.lines, loc.line);
     throw InputError(lib.path, own,
                      message + " (in the library included from " + main_file_ + ":" +
                          std::to_string(lib.at.line) + ":" + std::to_string(lib.at.column) + ")",
-                     SourceLine(lib.lines, loc.line), hint);
+                     line, hint.empty() ? DefineHint(line) : hint);
+  }
+  // The hint of an error on a line that names a constant given with -D: the
+  // value there is the command line's, not the file's ("" if the line names
+  // none).
+  std::string DefineHint(std::string_view line) const {
+    for (const auto& [name, value] : defines_) {
+      for (size_t at = line.find(name); at != std::string_view::npos; at = line.find(name, at + 1)) {
+        const size_t end = at + name.size();
+        if ((at > 0 && syntax::IsIdentChar(line[at - 1])) || (end < line.size() && syntax::IsIdentChar(line[end]))) {
+          continue;
+        }
+        return name + " here is " + std::to_string(value) + " from -D " + name + "=" + std::to_string(value) +
+               ": give -D a value this line accepts, or leave -D " + name + " out to use the file's value";
+      }
+    }
+    return "";
   }
   static std::string SourceLine(const std::vector<std::string_view>& lines, uint32_t line) {
     return line >= 1 && line <= lines.size() ? std::string(lines[line - 1]) : "";
@@ -1607,8 +1625,13 @@ void Parser::Finish() {
   if (!unknown.empty()) {
     std::string declared =
         const_names_.empty() ? " declares no constants" : " declares: " + JoinNames(const_names_, 50);
+    std::string hint = DidYouMean(unknown[0], const_names_);
+    if (hint.empty()) {
+      hint = const_names_.empty() ? "leave -D " + unknown[0] + " out: this scenario has no `const` to override"
+                                  : "leave -D " + unknown[0] + " out, or name one of the declared constants";
+    }
     throw InputError(file_, {}, "unknown constant '" + unknown[0] + "' given with -D; the scenario" + declared, "",
-                     DidYouMean(unknown[0], const_names_));
+                     hint);
   }
   if (nodes_ > cpus_) {
     Error(nodes_loc_, "nodes (" + std::to_string(nodes_) + ") exceeds cpus (" + std::to_string(cpus_) + ")");

@@ -1148,6 +1148,13 @@ void Machine::NoteAreaRead(uint64_t addr, int bytes) {
   }
 }
 
+void Machine::NoteRseqCsStore(uint64_t addr, int bytes) {
+  for (uint64_t a = std::max(addr, area_base_); a < addr + static_cast<uint64_t>(bytes); ++a) {
+    const uint64_t off = (a - area_base_) % kRseqAreaBytes;
+    if (off >= kRseqOffRseqCs && off < kRseqOffRseqCs + 8) rseq_cs_stored_ = true;
+  }
+}
+
 bool Machine::SegvAccess(int t, uint32_t pc, uint64_t addr) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
@@ -1334,7 +1341,10 @@ inline Machine::Stop Machine::Step(int t) {
         // Atomics count as writes even when a cas fails: dependence must hold
         // for the transition in any order.
         TouchMem(addr, bytes, in.op != Op::kLd && in.op != Op::kLd32);
-        if (addr + static_cast<uint64_t>(bytes) > area_base_) area_accessed_ = true;
+        if (addr + static_cast<uint64_t>(bytes) > area_base_) {
+          area_accessed_ = true;
+          if (in.op != Op::kLd && in.op != Op::kLd32) NoteRseqCsStore(addr, bytes);
+        }
         if (in.op != Op::kSt && in.op != Op::kSt32) {
           read_addr = addr;
           read_bytes = static_cast<uint8_t>(bytes);
@@ -1510,6 +1520,7 @@ uint64_t Machine::RunPlain(int t, bool& taken) {
         if (addr + static_cast<uint64_t>(bytes) > area_base) {
           area_accessed_ = true;
           if (in.op != Op::kSt && in.op != Op::kSt32) NoteAreaRead(addr, bytes);
+          if (in.op != Op::kLd && in.op != Op::kLd32) NoteRseqCsStore(addr, bytes);
         }
         int64_t stored;
         MemoryOp(in, r, p, stored);

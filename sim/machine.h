@@ -256,6 +256,22 @@ class Machine {
   // rseq_arm reach its area (NextStepIsIndependent's `areas_private`) and
   // start over without that assumption when this turns true.
   bool area_accessed() const { return area_accessed_; }
+  // True if a store or atomic of the program (an IR instruction or a C++
+  // thread's ThreadApi call; not rseq_arm, not the kernel) has written into
+  // the rseq_cs word of any thread's rseq area since this machine was made.
+  // Where the exhaustive strategies offer an event on thread t depends on t's
+  // rseq_cs and the descriptor it points to (IpMayRestart via
+  // KernelAbi::InRseqCs); DPOR's dependence relation assumes both change
+  // only by t's own transitions (rseq_arm: static descriptors) and starts
+  // over with them in every transition's footprint when this turns true
+  // (model/explorer.cc, RseqCsWrittenByStores).
+  bool rseq_cs_stored() const { return rseq_cs_stored_; }
+  // Notes a program store of `bytes` at `addr` (rseq_cs_stored()).
+  void NoteAreaStore(uint64_t addr, int bytes) {
+    if (addr + static_cast<uint64_t>(bytes) > area_base_) [[unlikely]] {
+      NoteRseqCsStore(addr, bytes);
+    }
+  }
   // True if thread t's running context is at an instruction inside the section
   // that its rseq_cs currently points to.
   bool InCriticalSection(int t) const;
@@ -371,6 +387,11 @@ class Machine {
   // still matter: memory, thread contexts and signal state, rseq
   // registrations and event masks, CPU run queues, the number of events
   // injected so far, and the observations made so far; for stateful search.
+  // Memory enters as its MemoryHash (memory_hash(mm_cid) below: a sum of
+  // per-word terms kept store by store while the scheduler WantsStateHash(),
+  // so a state costs the few hundred bytes of the rest, not all of memory);
+  // the rest is laid out as 64-bit words after it and hashed with Xxh3_128
+  // (sim/state_hash.h).
   // What a caller knows cannot matter is left out, so that states differing
   // only there are merged:
   //   * mm_cid == false: the mm_cid allocation (each thread's mm_cid, the
@@ -622,6 +643,8 @@ class Machine {
   bool ForceSigFault(int t, const std::string& reason);
   // Sets mm_cid_loaded_ if [addr, addr+bytes) overlaps an mm_cid field.
   void NoteAreaRead(uint64_t addr, int bytes);
+  // Sets rseq_cs_stored_ if [addr, addr+bytes) overlaps an rseq_cs word.
+  void NoteRseqCsStore(uint64_t addr, int bytes);
   void AssignMmCid(int t);
   void TouchThread(int t) {
     if (fp_on_) fp_.threads |= 1ull << (t & 63);
@@ -828,6 +851,7 @@ class Machine {
   std::vector<CompiledExpr> properties_;       // s_.properties, resolved once
   bool mm_cid_loaded_ = false;                 // see mm_cid_loaded()
   bool area_accessed_ = false;                 // see area_accessed()
+  bool rseq_cs_stored_ = false;                // see rseq_cs_stored()
   uint64_t sigctx_handlers_ = 0;               // bit signo: HandlerReadsSigctx(signo)
   // NextStepIsIndependent: signals another thread may send to a running
   // thread (bit signo: a `tgkill` of it; all when a C++ thread exists) and

@@ -95,6 +95,27 @@ std::string Base64Url(const std::string& bytes) {
   return out;
 }
 
+// A token decodes to one schedule, and that schedule has one token: the one
+// EncodeSchedule writes. Anything else (a changed spare bit in the last
+// character, an extra character holding no whole byte, a number written in
+// more varint bytes than it needs) is refused, so that a damaged token is
+// never replayed as the original (issue-tracker note: spare base64 bits were
+// accepted). `canonical` is EncodeSchedule of what `token` decoded to.
+template <class Fail>
+void RejectNonCanonical(const std::string& canonical, const std::string& token, const Fail& fail) {
+  if (canonical == token) return;
+  size_t i = 0;
+  while (i < canonical.size() && i < token.size() && canonical[i] == token[i]) ++i;
+  const std::string what = i < canonical.size() && i < token.size()
+                               ? "has '" + std::string(1, token[i]) + "' where rseqmc writes '" +
+                                     std::string(1, canonical[i]) + "'"
+                           : i < token.size() ? "has characters after the last one rseqmc writes"
+                                              : "ends before the last character rseqmc writes";
+  throw fail(i, "schedule token is not in canonical form: character " + std::to_string(i + 1) + " " + what +
+                    " (a changed or added character that no whole byte of the token uses)",
+             "copy the token exactly as rseqmc printed it: every character, nothing added");
+}
+
 }  // namespace
 
 uint32_t ScenarioFingerprint(const Scenario& s) {
@@ -156,8 +177,12 @@ std::string EncodeSchedule(const Scenario& s, const Schedule& schedule) {
 }
 
 Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
+  // Every error says how to fix it; most have the same cause (a token not
+  // copied whole).
   auto fail = [&](size_t col, const std::string& msg, const std::string& hint = "") -> InputError {
-    return InputError("<token>", {1, static_cast<uint32_t>(col + 1)}, msg, token, hint);
+    return InputError("<token>", {1, static_cast<uint32_t>(col + 1)}, msg, token,
+                      hint.empty() ? "copy the whole token exactly as rseqmc run/check printed it after 'schedule:'"
+                                   : hint);
   };
   const std::string prefix = kTokenPrefix;
   if (token.compare(0, 3, "rsq") != 0 || token.size() < prefix.size()) {
@@ -247,6 +272,7 @@ Schedule DecodeSchedule(const Scenario& s, const std::string& token) {
     out.entries.push_back(e);
   }
   if (pos != bytes.size()) throw fail(token.size() - 1, "schedule token has trailing data");
+  RejectNonCanonical(EncodeSchedule(s, out), token, fail);
   return out;
 }
 

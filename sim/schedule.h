@@ -56,7 +56,10 @@ uint32_t ScenarioFingerprint(const Scenario& s);
 
 std::string EncodeSchedule(const Scenario& s, const Schedule& schedule);
 // Throws InputError (file = "<token>", column = offending character) on a
-// malformed token, a wrong version, or a token made for another scenario.
+// malformed token, a wrong version, a token made for another scenario, or a
+// token that is not exactly what EncodeSchedule writes for the schedule it
+// decodes to (changed spare bits in the last character, an extra character,
+// an over-long number): each schedule has one token.
 Schedule DecodeSchedule(const Scenario& s, const std::string& token);
 
 // Replays a schedule (kept by value); past its last entry it keeps choosing defaults.

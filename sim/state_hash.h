@@ -1,9 +1,16 @@
-// Xxh3_128: XXH3-128 (xxHash) of a buffer, the hash of Machine::StateHash,
-// with AVX2 where the CPU has it. Both paths compute the same function (XXH3's
-// result does not depend on the vector width; tests/state_set_test.cc
-// checks it), so the same state hashes, visited sets and golden counts come
-// out on any x86-64; AVX2 halves the time of a state's 700-800 bytes (38 vs
-// 71 ns measured here), a tenth of a stateful search's time.
+// The two hashes Machine::StateHash is made of:
+//   * MemoryHash, of data memory: a sum of per-word terms that the machine
+//     keeps up to date store by store (below), so that a state's hash does
+//     not read all of memory;
+//   * Xxh3_128: XXH3-128 (xxHash) of a buffer, over memory's MemoryHash and
+//     the rest of the state (threads, run queues, events, observations),
+//     with AVX2 where the CPU has it. Both paths compute the same function
+//     (XXH3's result does not depend on the vector width;
+//     tests/state_set_test.cc checks it), so the same state hashes, visited
+//     sets and golden counts come out on any x86-64. AVX2 halved the time
+//     of a whole state's 700-800 bytes (38 vs 71 ns, measured before memory
+//     had its own kept hash; the buffer is now the few hundred bytes of the
+//     rest).
 #ifndef RSEQMC_SIM_STATE_HASH_H_
 #define RSEQMC_SIM_STATE_HASH_H_
 

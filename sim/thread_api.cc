@@ -46,6 +46,7 @@ void ThreadApi::Store(uint64_t a, uint64_t v) {
     m_.SegvAccess(t_, kNativeStepPc, a);
     throw Unwind{};
   }
+  m_.NoteAreaStore(a, 8);
   m_.Store(a, v, 8);
   if (m_.acc_) m_.LogAccess(AccessKind::kInstr, t_, kNativePc, kNativePc, a, 8, kAccessWrite, 0, static_cast<int64_t>(v));
 }
@@ -56,6 +57,7 @@ void ThreadApi::Store32(uint64_t a, uint32_t v) {
     m_.SegvAccess(t_, kNativeStepPc, a);
     throw Unwind{};
   }
+  m_.NoteAreaStore(a, 4);
   m_.Store(a, v, 4);
   if (m_.acc_) m_.LogAccess(AccessKind::kInstr, t_, kNativePc, kNativePc, a, 4, kAccessWrite, 0, v);
 }
@@ -68,6 +70,7 @@ uint64_t ThreadApi::Cas(uint64_t a, uint64_t expected, uint64_t desired) {
   }
   const uint64_t old = m_.Load(a, 8);
   if (old == expected) {
+    m_.NoteAreaStore(a, 8);
     m_.Store(a, desired, 8);
     if (m_.acc_) m_.LogAccess(AccessKind::kInstr, t_, kNativePc, kNativePc, a, 8, kAccessWrite, 0, static_cast<int64_t>(desired));
   }
@@ -81,6 +84,7 @@ uint64_t ThreadApi::Xadd(uint64_t a, uint64_t delta) {
     throw Unwind{};
   }
   const uint64_t old = m_.Load(a, 8);
+  m_.NoteAreaStore(a, 8);
   m_.Store(a, old + delta, 8);
   if (m_.acc_) m_.LogAccess(AccessKind::kInstr, t_, kNativePc, kNativePc, a, 8, kAccessWrite, 0, static_cast<int64_t>(old + delta));
   return old;
@@ -93,6 +97,7 @@ uint64_t ThreadApi::Xchg(uint64_t a, uint64_t v) {
     throw Unwind{};
   }
   const uint64_t old = m_.Load(a, 8);
+  m_.NoteAreaStore(a, 8);
   m_.Store(a, v, 8);
   if (m_.acc_) m_.LogAccess(AccessKind::kInstr, t_, kNativePc, kNativePc, a, 8, kAccessWrite, 0, static_cast<int64_t>(v));
   return old;

@@ -105,7 +105,11 @@ TEST(BadInputTest, RequiredCases) {
       {"unterminated string", Base(2, "description \"per-cpu # counter"), 2, 13, "unterminated string"},
       {"bad integer", Base(2, "cpus 2x"), 2, 6, "bad integer '2x'"},
       {"unknown -D constant", Base(), 0, 0,
-       "unknown constant 'THREADS' given with -D; the scenario declares: OPS", "", {{"THREADS", 4}}},
+       "unknown constant 'THREADS' given with -D; the scenario declares: OPS",
+       "leave -D THREADS out, or name one of the declared constants", {{"THREADS", 4}}},
+      {"unknown -D constant, no constants declared", Replace(Base(7, "  li r1, 1"), "const OPS = 1\n", ""), 0, 0,
+       "unknown constant 'OPS' given with -D; the scenario declares no constants",
+       "leave -D OPS out: this scenario has no `const` to override", {{"OPS", 4}}},
       {"thread on a CPU >= cpus", Base(18, "thread t0 entry f cpu 2"), 18, 8,
        "thread 't0' starts on CPU 2 but the scenario has 2 CPU(s)"},
       {"empty affinity (nothing listed)", Base(18, "thread t0 entry f affinity"), 18, 27, "empty affinity",
@@ -128,13 +132,13 @@ TEST(BadInputTest, RequiredCases) {
 TEST(BadInputTest, DefinedValuesOutOfRangeAreErrorsAtTheirUse) {
   const BadCase cases[] = {
       {"-D value too big for a u32", Base(4, "var x: u32 = OPS"), 4, 14, "initial value 4294967296 does not fit in u32",
-       "", {{"OPS", 4294967296}}},
+       "OPS here is 4294967296 from -D OPS=4294967296: give -D a value this line accepts", {{"OPS", 4294967296}}},
       {"-D value overflowing a derived constant", Base(4, "const N = (OPS * 4)"), 4, 16,
-       "integer overflow in constant expression", "", {{"OPS", int64_t{1} << 62}}},
-      {"-D value outside the CPUs' range", Replace(Base(), "cpus 2\nconst OPS = 1", "const OPS = 1\ncpus OPS"), 3, 6, "cpus must be between 1 and 64 (got 65)", "",
-       {{"OPS", 65}}},
+       "integer overflow in constant expression", "from -D OPS=4611686018427387904", {{"OPS", int64_t{1} << 62}}},
+      {"-D value outside the CPUs' range", Replace(Base(), "cpus 2\nconst OPS = 1", "const OPS = 1\ncpus OPS"), 3, 6, "cpus must be between 1 and 64 (got 65)",
+       "OPS here is 65 from -D OPS=65", {{"OPS", 65}}},
       {"-D value outside an array size's range", Base(4, "var x: u64[OPS]"), 4, 12, "array size -1 out of range",
-       "", {{"OPS", -1}}},
+       "leave -D OPS out to use the file's value", {{"OPS", -1}}},
   };
   for (const BadCase& c : cases) Check(c);
 }

@@ -102,6 +102,8 @@ TEST(CliTest, BadDefinesExitTwoWithAMessage) {
     CliResult r = RunCli(args);
     EXPECT_EQ(r.code, 2) << Describe(args, r);
     EXPECT_NE(r.err.find(message), std::string::npos) << "wanted '" << message << "'\n" << Describe(args, r);
+    // Like every bad-input error, each says how to fix it.
+    EXPECT_NE(r.err.find("\n  hint: "), std::string::npos) << Describe(args, r);
   }
 }
 
@@ -220,6 +222,7 @@ TEST(CliTest, BadTokensExitTwoWithAMessage) {
     CliResult r = RunCli(args);
     EXPECT_EQ(r.code, 2) << Describe(args, r);
     EXPECT_NE(r.err.find("token"), std::string::npos) << Describe(args, r);
+    EXPECT_NE(r.err.find("\n  hint: "), std::string::npos) << Describe(args, r);
   }
   // A token made for another scenario, or for other -D values.
   const std::string fail_token = TokenOf(RunCli({"run", Fixture("cli_fail.rsq")}).out);
@@ -232,6 +235,22 @@ TEST(CliTest, BadTokensExitTwoWithAMessage) {
   ASSERT_FALSE(ops3_token.empty());
   CliResult without_d = RunCli({"run", counter, "--schedule", ops3_token});
   EXPECT_EQ(without_d.code, 2) << without_d.out << without_d.err;
+  // A token that is not exactly what rseqmc printed (a changed spare bit of
+  // the last character, or an added character) is refused, not replayed as
+  // the original.
+  const std::string good = TokenOf(RunCli({"run", counter}).out);
+  ASSERT_FALSE(good.empty());
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string damaged = good;
+  if ((good.size() - 5) * 6 % 8 != 0) {
+    damaged.back() = alphabet[alphabet.find(good.back()) ^ 1];
+  } else {
+    damaged += "A";
+  }
+  CliResult noncanonical = RunCli({"run", counter, "--schedule", damaged});
+  EXPECT_EQ(noncanonical.code, 2) << noncanonical.out << noncanonical.err;
+  EXPECT_NE(noncanonical.err.find("not in canonical form"), std::string::npos) << noncanonical.err;
+  EXPECT_NE(noncanonical.err.find("\n  hint: copy the token exactly"), std::string::npos) << noncanonical.err;
   // A token fixes the kernel model; a contradicting --kernel is an error.
   const std::string t618 = TokenOf(RunCli({"run", counter, "--kernel", "6.18"}).out);
   CliResult contradiction = RunCli({"run", counter, "--schedule", t618, "--kernel", "4.18"});

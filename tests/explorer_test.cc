@@ -324,6 +324,55 @@ TEST(Explore, StatefulExpandsAReducedCycleFully) {
   }
 }
 
+// Where an event on thread a is offered depends on a's rseq_cs and the
+// descriptor it points to. Here another thread's plain store decides both:
+// (1) b stores the address of a descriptor it built in data memory into a's
+// rseq_cs (a never arms), (2) a points its own rseq_cs at a descriptor in
+// data memory whose empty range b widens over a's region. Either way a
+// preemption of a inside `region` after b's store aborts it with r6 = how
+// far it got (0-3 of its 4 adds) + 100. b's store commutes with a's register-only steps by their
+// footprints, so DPOR explored one order of them and missed the 4 aborts,
+// with event plans (K=1) and with the conservative rule (K=2) alike: 1
+// outcome of 5 (Machine::rseq_cs_stored, RseqCsWrittenByStores).
+// Code addresses: instruction i of the program is at 0x400000 + 4 * i
+// (sim/ir.h kCodeBase); `region` and `abort` are at the indices noted.
+TEST(Explore, DporSeesAStoreIntoAnotherThreadsRseqCs) {
+  const std::string tail =
+      "  add r6, r6, 1\n  add r6, r6, 1\n  add r6, r6, 1\n  add r6, r6, 1\n  la r4, done\n  st [r4], r6\n"
+      "  ret\n  sig 0x53053053\nabort:\n  add r6, r6, 100\n  la r4, aborted\n  st [r4], r6\n  ret\nend\n";
+  const std::string threads = "thread a entry fa cpu 0 affinity 0\nthread b entry fb cpu 1 affinity 1\n";
+  const Scenario foreign = ParseScenario(
+      "scenario foreign_cs\ncpus 2\nvar x: u64\nvar done: u64\nvar aborted: u64\nvar fake: u64[4]\n"
+      // region at index 4, abort at 12
+      "func fa\n  la r1, x\n  li r2, 1\n  li r6, 0\n  st [r1], r2\nregion:\n" + tail +
+          "func fb\n  la r3, fake\n  li r4, 0x400010\n  st [r3 + 8], r4\n  li r4, 16\n  st [r3 + 16], r4\n"
+          "  li r4, 0x400030\n  st [r3 + 24], r4\n  rseq_addr r1\n  add r1, r1, -24\n  st [r1], r3\n"
+          "  li r0, 0\n  ret\nend\n" +
+          threads,
+      "foreign_cs.rsq");
+  const Scenario shared = ParseScenario(
+      "scenario shared_cs\ncpus 2\nvar x: u64\nvar done: u64\nvar aborted: u64\n"
+      "var fake: u64[4] = {0, 0x400018, 0, 0x400038}\n"
+      // region at index 6, abort at 14
+      "func fa\n  la r1, x\n  li r2, 1\n  li r6, 0\n  rseq_addr r5\n  la r3, fake\n  st [r5 + 8], r3\n"
+      "region:\n" + tail + "func fb\n  la r3, fake\n  li r4, 16\n  st [r3 + 16], r4\n  li r0, 0\n  ret\nend\n" +
+          threads,
+      "shared_cs.rsq");
+  for (const Scenario* s : {&foreign, &shared}) {
+    const uint64_t aborted = s->program.symbols[s->program.FindSymbol("aborted")].address - kDataBase;
+    for (uint32_t events : {1u, 2u}) {
+      const ExploreResult dfs = ExploreWith(*s, StrategyKind::kDfs, events);
+      const ExploreResult dpor = ExploreWith(*s, StrategyKind::kDpor, events);
+      ASSERT_TRUE(dfs.complete && dpor.complete) << s->name;
+      std::set<int64_t> aborts;
+      for (const Outcome& o : dfs.outcomes) aborts.insert(o.symbols[aborted]);
+      EXPECT_EQ(aborts, (std::set<int64_t>{0, 100, 101, 102, 103})) << s->name << " K=" << events;
+      EXPECT_EQ(dpor.outcomes, dfs.outcomes) << s->name << " K=" << events;
+      EXPECT_EQ(Digest(dpor.outcomes), Digest(dfs.outcomes)) << s->name << " K=" << events;
+    }
+  }
+}
+
 // A failed assert ends the process where every other thread is: the outcome
 // (memory, observations, return values as the process died) depends on how
 // far the others got, so every exhaustive strategy must reach every such

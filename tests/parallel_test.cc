@@ -24,6 +24,7 @@
 #include "sim/kernel/abi.h"
 #include "sim/schedule.h"
 #include "tests/builtin_scenario.h"
+#include "tests/cli_runner.h"
 #include "tests/gen/program_gen.h"
 #include "tests/gen/rc_cases.h"
 
@@ -73,12 +74,15 @@ std::string FailureText(const Scenario& s, const ExploreResult& r) {
 struct SplitRun {
   uint64_t executions = 0, redundant = 0, subtrees = 0;
   std::set<Outcome> outcomes;
+  std::set<Verdict> verdicts;  // of every finished execution
   std::vector<TreeKey> keys;            // every execution's, in the order run
   std::optional<TreeKey> first_failure;  // the smallest failing key
   std::optional<Schedule> failure_schedule;
 };
 
-SplitRun SplitEverywhere(const Scenario& s, const ExploreOptions& o) {
+// `shared`: stateful search's visited set, shared by every subtree as the
+// workers of --jobs share theirs (null: each subtree its own).
+SplitRun SplitEverywhere(const Scenario& s, const ExploreOptions& o, StateSet* shared = nullptr) {
   SplitRun out;
   Simulator sim(s, o.run);
   std::deque<TreePrefix> work{TreePrefix{}};
@@ -100,8 +104,10 @@ SplitRun SplitEverywhere(const Scenario& s, const ExploreOptions& o) {
       }
       return true;
     };
+    if (shared != nullptr) h.insert_state = [shared](const StateSet::Key& k) { return shared->Insert(k); };
     h.after = [&](ExecutionResult& r) {
       out.outcomes.insert(OutcomeOf(s, r));
+      out.verdicts.insert(r.verdict);
       if (r.verdict != Verdict::kPass && (!out.first_failure || search.LeafKey() < *out.first_failure)) {
         out.first_failure = search.LeafKey();
         out.failure_schedule = r.schedule;
@@ -137,6 +143,61 @@ TEST(Parallel, SplittingEverywherePartitionsTheSequentialSearch) {
     if (seq.failure) {
       EXPECT_EQ(EncodeSchedule(s, *split.failure_schedule), EncodeSchedule(s, seq.failure->schedule)) << name;
     }
+  }
+}
+
+// A cycle of a subtree's path that starts in the subtree's prefix is seen as
+// a cycle: the prefix nodes carry their state and whether they were fully
+// expanded (SetPrefix, TreeChoice::full). Regression: the prefix nodes had
+// no state and counted as fully expanded, so (1) stateful search with the
+// visited set the workers share pruned a fair cycle that started in the
+// prefix instead of reporting the livelock, and (2) DFS went once more round
+// a sched_yield cycle that started in the prefix, running executions the
+// sequential search prunes.
+//
+// A reduced cycle (C3: no fully expanded node on it) cannot cross into the
+// prefix, because the prefix's last node is where the subtree was split off
+// (GiveAway): either a full node, which is on the cycle, or a node whose
+// alternatives are one thread's (an ample set), whose given-away alternative
+// is then not its first (the step) but an injected event, and every event
+// adds to the event count that every state hash holds (Machine::StateHash),
+// so no state below it repeats one above it. The prefix's `full` flags keep
+// ClosesReducedCycle exact anyway, without relying on that argument.
+TEST(Parallel, CyclesThatStartInASubtreesPrefixAreCycles) {
+  // Two threads each storing 1 then 0 to their own word forever: every
+  // schedule is an infinite fair cycle, a livelock.
+  const Scenario toggles = ParseScenario(
+      "scenario toggles\ncpus 2\nvar x: u64\nvar y: u64\n"
+      "func tx\n  la r1, x\n  li r2, 1\n  li r3, 0\nl:\n  st [r1], r2\n  st [r1], r3\n  jmp l\nend\n"
+      "func ty\n  la r1, y\n  li r2, 1\n  li r3, 0\nl:\n  st [r1], r2\n  st [r1], r3\n  jmp l\nend\n"
+      "thread a entry tx cpu 0 affinity 0\nthread b entry ty cpu 1 affinity 1\n",
+      "toggles.rsq");
+  for (uint32_t events : {0u, 1u}) {
+    const ExploreOptions o = Options(StrategyKind::kStateful, events, /*stop_at_failure=*/false);
+    const ExploreResult seq = Explore(toggles, o);
+    ASSERT_TRUE(seq.complete);
+    ASSERT_TRUE(seq.failure.has_value());
+    EXPECT_EQ(seq.failure->verdict, Verdict::kLivelock);
+    StateSet shared;
+    const SplitRun split = SplitEverywhere(toggles, o, &shared);
+    EXPECT_GT(split.subtrees, 2u) << "the test must split";
+    EXPECT_EQ(split.outcomes, seq.outcomes) << "K=" << events;
+    EXPECT_EQ(split.verdicts, std::set<Verdict>{Verdict::kLivelock}) << "K=" << events;
+  }
+  // DFS prunes a cycle through a sched_yield once round it: split, the same
+  // executions and pruned ones as the sequential search.
+  const Scenario yields = ParseScenario(testing::ReadFile(testing::Fixture("yield_wait_remote_holder.rsq")),
+                                        "yield_wait_remote_holder.rsq", {{"RELEASE", 0}});
+  for (uint32_t events : {0u, 1u}) {
+    const ExploreOptions o = Options(StrategyKind::kDfs, events, /*stop_at_failure=*/false);
+    const ExploreResult seq = Explore(yields, o);
+    ASSERT_TRUE(seq.complete);
+    ASSERT_GT(seq.cycles_pruned, 0u) << "the test needs pruned cycles";
+    const SplitRun split = SplitEverywhere(yields, o);
+    EXPECT_GT(split.subtrees, 2u) << "K=" << events;
+    EXPECT_EQ(split.executions, seq.executions) << "K=" << events;
+    EXPECT_EQ(split.redundant, seq.redundant) << "K=" << events;
+    EXPECT_EQ(split.outcomes, seq.outcomes) << "K=" << events;
   }
 }
 

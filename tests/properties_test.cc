@@ -412,6 +412,9 @@ void DecodeAndMaybeReplay(const Scenario& s, const std::string& token) {
     RC_ASSERT(!e.message().empty());
     return;
   }
+  // Each schedule has one token: a damaged token that decodes is the
+  // canonical token of what it decodes to, never a second spelling of it.
+  RC_ASSERT(EncodeSchedule(s, decoded) == token);
   try {
     Simulator sim(s);
     ReplayScheduler replay(decoded);
@@ -479,6 +482,45 @@ TEST(PropertiesTest, ImpossibleDecisionAfterAThreadExitsIsAnInputError) {
   Simulator sim(s);
   ReplayScheduler replay(bad);
   EXPECT_THROW((void)sim.Run(replay), InputError);
+}
+
+// Each schedule has one token: changing the spare bits of the last character
+// (which hold no part of any byte), adding a character that completes no
+// byte, or writing a number in more varint bytes than it needs is refused
+// with the character's position, not replayed as the original. Before this
+// check both variants below (a changed spare bit, an added character)
+// replayed the original schedule.
+TEST(PropertiesTest, NonCanonicalTokensAreRejectedWithThePosition) {
+  CheckCases(200, [] {
+    const GeneratedScenario g = *GenScenario();
+    const Scenario& s = g.scenario;
+    Simulator sim(s);
+    RandomScheduler random(*rc::gen::arbitrary<uint64_t>(), Aggressive(8));
+    const std::string token = EncodeSchedule(s, sim.Run(random).schedule);
+    RC_LOG() << Describe(s, token);
+    const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const size_t chars = token.size() - 5;  // after "rsq1." / "rsq2."
+    const size_t spare = chars * 6 % 8;     // bits of the last character no byte uses: 0, 2 or 4
+    std::vector<std::pair<std::string, size_t>> variants;  // (token, the column the error must name)
+    if (spare > 0) {
+      std::string flipped = token;
+      const size_t v = alphabet.find(flipped.back());
+      flipped.back() = alphabet[v ^ *rc::gen::inRange<size_t>(1, size_t{1} << spare)];
+      variants.emplace_back(flipped, token.size());
+    } else {
+      variants.emplace_back(token + "A", token.size() + 1);
+    }
+    for (const auto& [bad, column] : variants) {
+      try {
+        (void)DecodeSchedule(s, bad);
+        RC_FAIL("a non-canonical token decoded: " + bad);
+      } catch (const InputError& e) {
+        RC_ASSERT(e.message().find("not in canonical form") != std::string::npos);
+        RC_ASSERT(e.loc().column == column);
+        RC_ASSERT(e.hint().find("exactly as rseqmc printed it") != std::string::npos);
+      }
+    }
+  });
 }
 
 TEST(PropertiesTest, TokenForAnotherProgramIsRejected) {
