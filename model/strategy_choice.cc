@@ -55,7 +55,7 @@ std::optional<std::pair<uint32_t, uint32_t>> SpinLoop(const Program& p) {
 // The options of an event-free pilot of `k`: base's run, oracle, memory and
 // time limits and interrupt; its own execution cap (0: none), not base's, so
 // that --max-executions (and a checkpoint resumed without it) leaves the
-// choice as it is; no snapshot, resume or progress hooks.
+// choice as it is; no snapshot, resume, progress or on_execution hooks.
 ExploreOptions PilotOptions(const ExploreOptions& base, StrategyKind k, uint64_t cap) {
   ExploreOptions o = base;
   o.strategy = k;
@@ -67,6 +67,7 @@ ExploreOptions PilotOptions(const ExploreOptions& base, StrategyKind k, uint64_t
   o.snapshot_interval_s = 0;
   o.resume_from = nullptr;
   o.progress = nullptr;
+  o.on_execution = nullptr;
   return o;
 }
 

@@ -92,7 +92,8 @@ struct StrategyChoice {
   // The chosen strategy's event-free pilot when it ran to its end
   // (exhausted, or stopped at a failure under stop_at_first_failure): what
   // Explore(s, base) returns when base.bounds.max_events is 0, so a check at
-  // K=0 reuses it (same options but the snapshot hooks). Empty otherwise.
+  // K=0 reuses it (same options but the snapshot, progress and on_execution
+  // hooks, which the pilots do not call). Empty otherwise.
   std::optional<ExploreResult> pilot;
   double pilot_seconds = 0;  // wall time of both pilots
 };
