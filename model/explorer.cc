@@ -2274,6 +2274,10 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       // the checkpoints are largest after one; adding up their buffers walks
       // the path, which would cost more than a short resumed execution).
       auto within_memory = [&]() {
+        if (o.max_states != 0 && engine.states() >= o.max_states) {
+          res.stop_reason = "max-states";
+          return false;
+        }
         if (res.executions > 1 && (res.executions & (engine.memory_check_period() - 1)) != 0) return true;
         const uint64_t bytes = engine.state_bytes() + engine.path_bytes() + engine.checkpoint_bytes() +
                                OutcomeBytes(res.outcomes);

@@ -114,6 +114,10 @@ struct ExploreOptions {
   uint64_t seed = 1;                   // random / PCT
   uint32_t pct_depth = 3;              // PCT bug depth d
   uint64_t max_executions = 0;         // 0 = unlimited (random/PCT default to 10000)
+  // Stateful search: stop with "max-states" once the visited set holds this
+  // many states (checked where the memory limit is). 0 = unlimited. The
+  // bound of `--strategy auto`'s event-free pilot (model/strategy_choice.h).
+  uint64_t max_states = 0;
   double time_limit_s = 0;             // 0 = unlimited
   // Bound on the exploration's memory: the path, the machine checkpoints
   // (which get at most an eighth of it, at most 128 MiB, and are spaced out

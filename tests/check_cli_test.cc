@@ -468,10 +468,21 @@ TEST(CheckCliTest, JsonHasOneValidObjectPerScenarioWithTheDocumentedKeys) {
   EXPECT_EQ(JsonField(lines[0], "verdict"), "pass");
   EXPECT_EQ(JsonField(lines[0], "complete"), "true");
   EXPECT_EQ(lines[0].find("\"counterexample\":"), std::string::npos) << lines[0];
-  // --strategy auto (the default): percpu_counter's loops all count, so stateful (model/strategy_choice.h).
-  EXPECT_EQ(JsonField(lines[0], "strategy"), "stateful");
+  // --strategy auto (the default): percpu_counter's threads race in few
+  // places, so dpor, with the pilot's figures (model/strategy_choice.h).
+  EXPECT_EQ(JsonField(lines[0], "strategy"), "dpor");
   EXPECT_EQ(JsonField(lines[0], "strategy_auto"), "true");
-  EXPECT_NE(lines[0].find("\"strategy_reason\":\"auto: every thread is IR"), std::string::npos) << lines[0];
+  EXPECT_EQ(JsonField(lines[0], "strategy_pilot_reused"), "false");
+  EXPECT_NE(lines[0].find("\"strategy_reason\":\"auto: without events DPOR ran 1 execution of 44 steps and "
+                          "stateful search passed 99 states (2 per DPOR step, its pilot's cap)"),
+            std::string::npos)
+      << lines[0];
+  // buggy/stale_cpu_retry's threads do not interleave without events: stateful.
+  EXPECT_EQ(JsonField(lines[1], "strategy"), "stateful");
+  EXPECT_NE(lines[1].find("\"strategy_reason\":\"auto: without events stateful search stored 34 states where "
+                          "DPOR ran 1 execution of 34 steps: 1.00 states per DPOR step (< 2)"),
+            std::string::npos)
+      << lines[1];
   EXPECT_EQ(JsonField(lines[0], "max_events"), "1");
   for (const std::string& line : {lines[1], lines[2]}) {
     EXPECT_NE(line.find("\"counterexample\":{"), std::string::npos) << line;
@@ -510,6 +521,43 @@ TEST(CheckCliTest, JsonHasOneValidObjectPerScenarioWithTheDocumentedKeys) {
 // said 4G. Past the budget the timeline is left out, saying why; the
 // verdict, the minimised schedule and the replay command are unchanged.
 // Here 16M / 256 = 65536 steps fit and the execution runs 200000.
+// --strategy auto at K=0: the chosen strategy's event-free pilot is the
+// exploration (same counts as the explicit strategy), said in the report; an
+// explicit --strategy runs no pilot and is used as given.
+TEST(CheckCliTest, AutoReusesItsPilotAtKZeroAndNeverChangesAnExplicitStrategy) {
+  const CliResult k0 = RunCli({"check", "percpu_list", "--max-events", "0", "--json"});
+  ASSERT_EQ(k0.code, 0) << k0.out << k0.err;
+  EXPECT_EQ(JsonField(k0.out, "strategy"), "dpor");
+  EXPECT_EQ(JsonField(k0.out, "strategy_auto"), "true");
+  EXPECT_EQ(JsonField(k0.out, "strategy_pilot_reused"), "true");
+  EXPECT_EQ(JsonField(k0.out, "executions"), "2");
+  EXPECT_EQ(JsonField(k0.out, "complete"), "true");
+  const CliResult dpor = RunCli({"check", "percpu_list", "--max-events", "0", "--json", "--strategy", "dpor"});
+  ASSERT_EQ(dpor.code, 0) << dpor.out << dpor.err;
+  EXPECT_EQ(JsonField(dpor.out, "strategy_auto"), "false");
+  EXPECT_EQ(JsonField(dpor.out, "strategy_reason"), "");
+  EXPECT_EQ(JsonField(dpor.out, "strategy_pilot_s"), "0.000");
+  EXPECT_EQ(JsonField(dpor.out, "strategy_pilot_reused"), "false");
+  for (const char* key : {"executions", "redundant", "distinct_outcomes", "max_depth", "stop_reason"}) {
+    EXPECT_EQ(JsonField(k0.out, key), JsonField(dpor.out, key)) << key;
+  }
+  const CliResult text = RunCli({"check", "percpu_list", "--max-events", "0"});
+  EXPECT_NE(text.out.find("strategy: dpor (auto: without events DPOR ran 2 executions of 324 steps"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(", reused as the K=0 exploration)\nexplored: 2 executions (0 redundant)"), std::string::npos)
+      << text.out;
+  // At K=1 the pilot only chooses.
+  const CliResult k1 = RunCli({"check", "percpu_list", "--json"});
+  EXPECT_EQ(JsonField(k1.out, "strategy"), "dpor");
+  EXPECT_EQ(JsonField(k1.out, "strategy_pilot_reused"), "false");
+  const CliResult st = RunCli({"check", "percpu_list", "--json", "--strategy", "stateful"});
+  EXPECT_EQ(JsonField(st.out, "strategy"), "stateful");
+  EXPECT_EQ(JsonField(st.out, "strategy_auto"), "false");
+  const CliResult st_text = RunCli({"check", "percpu_list", "--strategy", "stateful"});
+  EXPECT_NE(st_text.out.find("check:    strategy stateful, bounds events<=1"), std::string::npos) << st_text.out;
+  EXPECT_EQ(st_text.out.find("strategy: "), std::string::npos) << st_text.out;
+}
+
 TEST(CheckCliTest, ACounterexampleTimelineOverMaxMemoryIsLeftOutNotRecorded) {
   const std::vector<std::string> args = {"check", Fixture("cli_spin.rsq"), "--max-steps", "200000",
                                          "--max-memory", "16M"};
@@ -631,7 +679,9 @@ TEST(CheckCliTest, CheckpointResumeEqualsAnUninterruptedRun) {
     std::string stop_after;         // --max-executions of the first, stopped run
   };
   const std::vector<Case> cases = {
-      {{"percpu_counter"}, "150"},
+      // --strategy auto: dpor (event plans) and stateful; the pilots run again.
+      {{"percpu_list"}, "150"},
+      {{"buggy/cpu_not_rechecked"}, "30"},
       // DPOR's snapshot: wakeup trees, the pending subtree, events_left, event plans.
       {{"percpu_counter", "--strategy", "dpor"}, "40"},
       {{"percpu_counter", "--strategy", "stateful"}, "200"},

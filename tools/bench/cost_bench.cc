@@ -3,7 +3,9 @@
 // forked child so that its peak RSS (wait4's ru_maxrss) is its own:
 //   1. the cost curve: percpu_list with PER = 4, 8, 16, 32, 64, 128 at one
 //      injected event (K=1) under the default strategy (`rseqmc check`'s
-//      --strategy auto, model/strategy_choice.h) and under dpor: executions,
+//      --strategy auto, model/strategy_choice.h, chosen per row; its pilots'
+//      time included and shown apart), then under the other of dpor and
+//      stateful for comparison: executions,
 //      the redundant share (executions abandoned by sleep sets or reaching a
 //      visited state), time, peak RSS, and the slopes of log(executions) and
 //      log(time) against log(PER) fitted over the rows that completed;
@@ -47,6 +49,8 @@ namespace rseqmc {
 namespace {
 
 struct Row {
+  StrategyKind strategy = StrategyKind::kDpor;
+  double pilot_seconds = 0;  // --strategy auto's event-free pilots (table 1)
   uint64_t executions = 0;
   uint64_t redundant = 0;
   uint64_t max_depth = 0;
@@ -137,28 +141,45 @@ double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y) {
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
-// One cost-curve table: percpu_list at K=1 for each PER under `strategy`.
-void CostCurve(StrategyKind strategy, const char* note, const std::vector<int64_t>& pers, double time_limit,
-               bool all_positions) {
-  std::printf("cost curve: percpu_list, K=1 (one injected event), strategy %s %s, time limit %.0f s%s\n",
-              StrategyName(strategy), note, time_limit, all_positions ? ", events at every boundary" : "");
-  std::printf("%6s %12s %10s %9s %10s %9s  %s\n", "PER", "executions", "redundant", "time_s", "peak_RSS", "depth",
-              "stop");
+// Which strategy a cost-curve table explores a row with.
+enum class Curve { kDefault, kOther };
+
+// One cost-curve table: percpu_list at K=1 for each PER, under the default
+// strategy (`rseqmc check`'s --strategy auto, chosen per row in the child:
+// its pilots' time is in the row's time and shown apart) or under the other
+// exhaustive strategy of dpor and stateful.
+void CostCurve(Curve curve, const std::vector<int64_t>& pers, double time_limit, bool all_positions) {
+  std::printf("cost curve: percpu_list, K=1 (one injected event), %s, time limit %.0f s%s\n",
+              curve == Curve::kDefault ? "the default strategy (auto, chosen per row)"
+                                       : "the other strategy (stateful where auto chose dpor, and the reverse)",
+              time_limit, all_positions ? ", events at every boundary" : "");
+  std::printf("%6s %-9s %12s %10s %9s %8s %10s %9s  %s\n", "PER", "strategy", "executions", "redundant", "time_s",
+              "pilot_s", "peak_RSS", "depth", "stop");
   std::vector<double> xs, execs, times;
   for (int64_t per : pers) {
     const Row r = Measure([&] {
       ExploreOptions o;
-      o.strategy = strategy;
       o.bounds.max_events = 1;
       o.time_limit_s = time_limit;
       o.stop_at_first_failure = true;
       o.defer_events = !all_positions;
-      return Run(PercpuList(per), o);
+      const Scenario s = PercpuList(per);
+      const StrategyChoice choice = ChooseStrategy(s, o);
+      o.strategy = curve == Curve::kDefault ? choice.kind
+                   : choice.kind == StrategyKind::kDpor ? StrategyKind::kStateful
+                                                        : StrategyKind::kDpor;
+      Row row = Run(s, o);
+      row.strategy = o.strategy;
+      if (curve == Curve::kDefault) {
+        row.pilot_seconds = choice.pilot_seconds;
+        row.seconds += choice.pilot_seconds;
+      }
+      return row;
     });
     const double share = r.executions ? 100.0 * static_cast<double>(r.redundant) / static_cast<double>(r.executions) : 0;
-    std::printf("%6lld %12llu %9.1f%% %9.2f %7.1f MB %9llu  %s\n", static_cast<long long>(per),
-                static_cast<unsigned long long>(r.executions), share, r.seconds, r.peak_rss_kib / 1024.0,
-                static_cast<unsigned long long>(r.max_depth), r.stop);
+    std::printf("%6lld %-9s %12llu %9.1f%% %9.2f %8.3f %7.1f MB %9llu  %s\n", static_cast<long long>(per),
+                StrategyName(r.strategy), static_cast<unsigned long long>(r.executions), share, r.seconds,
+                r.pilot_seconds, r.peak_rss_kib / 1024.0, static_cast<unsigned long long>(r.max_depth), r.stop);
     std::fflush(stdout);
     if (std::strcmp(r.stop, "exhausted") == 0) {
       xs.push_back(static_cast<double>(per));
@@ -198,10 +219,13 @@ int Main(int argc, char** argv) {
     }
   }
 
-  const StrategyChoice choice = ChooseStrategy(PercpuList(4));
-  std::printf("default strategy for percpu_list: %s (%s)\n\n", StrategyName(choice.kind), choice.reason.c_str());
-  CostCurve(choice.kind, "(the default)", pers, time_limit, all_positions);
-  if (choice.kind != StrategyKind::kDpor) CostCurve(StrategyKind::kDpor, "", pers, time_limit, all_positions);
+  ExploreOptions k1;
+  k1.bounds.max_events = 1;
+  const StrategyChoice choice = ChooseStrategy(PercpuList(pers.front()), k1);
+  std::printf("default strategy for percpu_list -D PER=%lld: %s (%s)\n\n", static_cast<long long>(pers.front()),
+              StrategyName(choice.kind), choice.reason.c_str());
+  CostCurve(Curve::kDefault, pers, time_limit, all_positions);
+  CostCurve(Curve::kOther, pers, time_limit, all_positions);
   if (curve_only) return 0;
 
   std::printf("long executions: memory within the checkpoint budget (default --max-memory)\n");

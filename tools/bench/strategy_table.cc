@@ -24,7 +24,8 @@
 // golden one finished; `DIFFERS` (exit status 1) otherwise; `-` when the
 // goldens have no such line (plain DFS has goldens at K=0 only). After each
 // scenario: the fastest strategy that exhausted the space and DPOR's CPU time
-// over the fastest other exhaustive strategy's.
+// over the fastest other exhaustive strategy's, then what `--strategy auto`
+// picks for it (model/strategy_choice.h) with its reason and pilot time.
 //
 // Run: build/tools/bench/strategy_table [--max-events K] [--cap-seconds S]
 //        [--cap-executions N] [--scenarios a,b,...] [--strategies dfs,dpor,stateful]
@@ -48,6 +49,7 @@
 #include <vector>
 
 #include "model/explorer.h"
+#include "model/strategy_choice.h"
 #include "scenarios/builtin.h"
 #include "scenarios/parser.h"
 #include "sim/kernel/abi.h"
@@ -294,6 +296,17 @@ void PrintFastest(const std::vector<std::pair<StrategyKind, CaseResult>>& rows) 
   std::printf("\n");
 }
 
+// What `rseqmc check --strategy auto` picks for the scenario at this K
+// (model/strategy_choice.h; its pilots run with the check's options, which
+// stop at the first failure), with the reason.
+void PrintAutoPick(const Config& c, const Scenario& s) {
+  ExploreOptions o = CaseOptions(c, s, StrategyKind::kDpor);
+  o.stop_at_first_failure = true;
+  const StrategyChoice pick = ChooseStrategy(s, o);
+  std::printf("%-44s auto picks: %s (%s; pilot %.3f s)\n", "", StrategyName(pick.kind), pick.reason.c_str(),
+              pick.pilot_seconds);
+}
+
 std::vector<std::string> ScenarioNames(const Config& c) {
   if (!c.scenarios.empty()) return c.scenarios;
   std::vector<std::string> names;
@@ -325,7 +338,10 @@ int RunTable(const Config& c) {
       PrintRow(c, label, k, r, r.error[0] != '\0' ? "" : GoldenCell(g, head, k, c.max_events, r, &differs));
       rows.emplace_back(k, r);
     }
-    if (!c.counts_only) PrintFastest(rows);
+    if (!c.counts_only) {
+      PrintFastest(rows);
+      PrintAutoPick(c, s);
+    }
     std::fflush(stdout);
   }
   if (differs) std::printf("some counts DIFFER from %s\n", c.golden_path.c_str());

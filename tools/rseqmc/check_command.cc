@@ -298,6 +298,7 @@ struct Checked {
   bool interrupted = false;
   bool incomplete = false;  // stopped early by a budget without a failure
   bool from_checkpoint = false;
+  bool pilot_reused = false;  // auto at K=0: the strategy choice's pilot is this exploration
   std::optional<Counterexample> cx;
 };
 
@@ -482,17 +483,33 @@ class Checker {
     std::cerr << "rseqmc check: warning: checkpoint not saved: " << what << "\n";
   }
 
+  // auto at K=0: the chosen strategy's pilot ran with this check's options
+  // and to its end, so it is the exploration (not when resuming a snapshot,
+  // nor on several workers or iteratively, whose counts are their own).
+  bool ReusesPilot(const StrategyChoice& chosen, bool resuming) const {
+    return chosen.pilot && a_.bounds.max_events == 0 && a_.jobs == 1 && !a_.iterative && !resuming;
+  }
+
   Checked CheckOne(size_t i) {
     const Target& t = targets_[i];
     Checked c;
+    if (t.strategy_auto) targets_[i].strategy = ChooseStrategy(t.scenario, Options(i));
     if (ckpt_ && ckpt_->state(i).done) {
       c.res = ckpt_->state(i).result;
       c.from_checkpoint = true;
     } else {
+      const bool resuming = ckpt_ && !ckpt_->state(i).snapshot.empty();
       ExploreOptions o = Options(i);
-      if (ckpt_ && !ckpt_->state(i).snapshot.empty()) o.resume_from = &ckpt_->state(i).snapshot;
+      if (resuming) o.resume_from = &ckpt_->state(i).snapshot;
+      // auto's pilots share the scenario's time limit.
+      if (a_.time_limit_s > 0) o.time_limit_s = std::max(a_.time_limit_s - t.strategy.pilot_seconds, 0.05);
       try {
-        c.res = Explore(t.scenario, o, a_.jobs);
+        c.pilot_reused = ReusesPilot(t.strategy, resuming);
+        if (c.pilot_reused) {
+          c.res = *t.strategy.pilot;  // the event-free pilot is this K=0 exploration
+        } else {
+          c.res = Explore(t.scenario, o, a_.jobs);
+        }
       } catch (const InputError& e) {
         ClearProgress();
         if (e.file() != "<checkpoint>") throw;
@@ -593,7 +610,11 @@ class Checker {
     if (a_.strategy == StrategyKind::kRandom || a_.strategy == StrategyKind::kPct) out << ", seed " << a_.seed;
     if (a_.strategy == StrategyKind::kPct) out << ", depth " << a_.pct_depth;
     out << "\n";
-    if (t.strategy_auto) out << "strategy: " << StrategyName(t.strategy.kind) << " (" << t.strategy.reason << ")\n";
+    if (t.strategy_auto) {
+      out << "strategy: " << StrategyName(t.strategy.kind) << " (" << t.strategy.reason << "; pilot "
+          << Seconds(t.strategy.pilot_seconds) << (c.pilot_reused ? ", reused as the K=0 exploration" : "")
+          << ")\n";
+    }
     out << "explored: " << Plural(c.res.executions, "execution") << " (" << c.res.redundant << " redundant";
     if (c.res.cycles_pruned > 0) out << ", " << c.res.cycles_pruned << " pruned: cycle";
     out << "), "
@@ -736,12 +757,16 @@ class Checker {
     const bool sampling = a_.strategy == StrategyKind::kRandom || a_.strategy == StrategyKind::kPct;
     char elapsed[32];
     std::snprintf(elapsed, sizeof elapsed, "%.3f", r.elapsed_s);
+    char pilot_s[32];
+    std::snprintf(pilot_s, sizeof pilot_s, "%.3f", t.strategy.pilot_seconds);
     std::ostringstream j;
     j << "{\"scenario\":" << JsonQuote(t.name) << ",\"file\":" << JsonQuote(t.scenario.file)
       << ",\"kernel\":" << JsonQuote(t.kernel.text) << ",\"kernel_model\":" << JsonQuote(KernelModelName(t.kernel.model))
       << ",\"strategy\":" << JsonQuote(StrategyName(t.strategy.kind))
       << ",\"strategy_auto\":" << (t.strategy_auto ? "true" : "false")
-      << ",\"strategy_reason\":" << JsonQuote(t.strategy.reason) << ",\"bounds\":{\"max_events\":"
+      << ",\"strategy_reason\":" << JsonQuote(t.strategy.reason) << ",\"strategy_pilot_s\":" << pilot_s
+      << ",\"strategy_pilot_reused\":" << (c.pilot_reused ? "true" : "false")
+      << ",\"bounds\":{\"max_events\":"
       << a_.bounds.max_events << ",\"max_preemptions\":" << bound(a_.bounds.max_preemptions)
       << ",\"max_migrations\":" << bound(a_.bounds.max_migrations) << ",\"max_signals\":"
       << bound(a_.bounds.max_signals) << ",\"max_ipis\":" << bound(a_.bounds.max_ipis)
@@ -835,11 +860,13 @@ void GroupSharers(std::vector<Target>& targets, size_t first) {
   }
 }
 
-// Each target's strategy: --strategy, or for auto ChooseStrategy's.
+// Each target's strategy: --strategy, or for auto a placeholder that the
+// checker resolves (ChooseStrategy, with the target's options) just before
+// exploring it.
 void ChooseStrategies(const CheckArgs& a, std::vector<Target>& targets) {
   for (Target& t : targets) {
     t.strategy_auto = !a.strategy;
-    t.strategy = a.strategy ? StrategyChoice{*a.strategy, ""} : ChooseStrategy(t.scenario);
+    t.strategy = StrategyChoice{a.strategy.value_or(StrategyKind::kDpor), "", {}, 0};
   }
 }
 
@@ -900,9 +927,12 @@ std::string CheckHelp() {
          "broke the property, the per-CPU timeline and a command that replays it. Without FILE, every\n"
          "built-in scenario is checked and reported on one line.\n"
          "\n"
-         "Defaults: --strategy auto --max-events 1. auto explores a scenario with stateful search when\n"
-         "every thread is IR and no loop can repeat a state (a spin-wait, whose livelock stateful search\n"
-         "would prune), else with dpor, and prints which and why. Every planted bug under\n"
+         "Defaults: --strategy auto --max-events 1. auto explores a scenario with dpor when a thread is\n"
+         "C++ or a loop can repeat a state (a spin-wait, whose livelock stateful search would prune);\n"
+         "otherwise it runs both dpor and stateful without events (a pilot, capped) and picks dpor when\n"
+         "stateful search's states reach twice DPOR's steps (the threads race in few places), else\n"
+         "stateful; it prints which and why, with the figures (at --max-events 0 the pilot is the\n"
+         "exploration). Every planted bug under\n"
          "scenarios/buggy/ needs one event and is found by auto, dpor, dfs and stateful with these\n"
          "bounds; the exhaustive strategies check the correct built-in scenarios completely within them.\n"
          "\n"
