@@ -2293,7 +2293,24 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
         }
         return true;
       };
-      engine.deadline_check_ = [&]() { return !within_deadline(); };
+      // Inside a long execution: the deadline at every poll, and the memory
+      // limit (the path and the checkpoints grow with the execution: about
+      // 640 bytes per step, issue 18) once the boundaries since the last
+      // walk reach memory_check_period(), so that the walks cost at most
+      // about 8 nodes per boundary.
+      uint64_t boundaries_since_walk = 0;
+      engine.deadline_check_ = [&]() {
+        if (!within_deadline()) return true;
+        boundaries_since_walk += DfsEngine::kDeadlineEvery;
+        if (o.max_memory_bytes == 0 || boundaries_since_walk < engine.memory_check_period()) return false;
+        boundaries_since_walk = 0;
+        const uint64_t bytes = engine.state_bytes() + engine.path_bytes() + engine.checkpoint_bytes() +
+                               OutcomeBytes(res.outcomes);
+        res.peak_memory_bytes = std::max(res.peak_memory_bytes, bytes);
+        if (bytes <= o.max_memory_bytes) return false;
+        res.stop_reason = "memory-limit";
+        return true;
+      };
       Placement place;
       for (bool first = true; placement < placements.size() && !stopped; ++placement, first = false) {
         if (placements.size() > 1) placements.At(placement, place);

@@ -206,6 +206,61 @@ bool Machine::FairWindow() {
   return window_max_wait_ <= fair_wait_ + static_cast<uint64_t>(num_cpus_);
 }
 
+bool Machine::CycleWasFair(uint64_t since) const {
+  for (const SimThread& th : threads_) {
+    if (th.state != ThreadState::kRunnable) continue;
+    if (cpus_[th.cpu].running != th.id || LastRanStep(th.cpu) <= since) return false;
+  }
+  return true;
+}
+
+bool Machine::CheckCycle() {
+  // Why a repeated state is a livelock (sound): the machine is deterministic
+  // given the decisions, and the state compared is all the machine has that
+  // can influence what follows (StateHash's words: every thread's registers,
+  // pc, call and signal frames, rseq registration and event mask; the CPUs'
+  // run queues; mm_cid and rfc2015 state; the event counts; the
+  // observations) plus all of memory. So the decisions taken from the mark
+  // to now, taken again from now, lead back to this state, and so on
+  // forever: an infinite execution that repeats the cycle. In it no thread
+  // exits (thread states are hashed), observes (observations are hashed) or
+  // is woken (wakes_ unchanged), no event is injected (the counts are
+  // hashed), and it is fair: each runnable thread runs on its CPU in every
+  // period (CycleWasFair; a queued thread only runs after a preemption,
+  // which is an event, as FairWindow and stateful search's FairCycle treat
+  // it). Left out, so never reported: scenarios with a native thread (its
+  // C++ state is not hashed) and states with a sleeping thread (time moves
+  // on even when the state does not, and a sleeper's wake-up is progress).
+  for (const SimThread& th : threads_) {
+    if (th.native || th.state == ThreadState::kSleeping) {
+      cycle_mark_.reset();
+      cycle_power_ = 1;
+      return true;
+    }
+  }
+  std::vector<uint64_t>& w = hash_words_;
+  w.clear();
+  LayOutStateButMemory(w, /*mm_cid=*/true, ~0u);
+  const std::pair<uint64_t, uint64_t> rest = Xxh3_128(w.data(), w.size() * sizeof(uint64_t));
+  if (cycle_mark_ && cycle_mark_->rest == rest && cycle_mark_->wakes == wakes_ &&
+      cycle_mark_->memory == Xxh3_128(mem_, mem_size_) && CycleWasFair(cycle_mark_->steps)) {
+    const CycleMark& m = *cycle_mark_;
+    out_->verdict = Verdict::kLivelock;
+    out_->message = "the state at boundary " + std::to_string(m.boundary) + " (step " + std::to_string(m.steps) +
+                    ") comes back " + std::to_string(boundary_ - m.boundary) + " boundaries (" +
+                    std::to_string(steps_ - m.steps) +
+                    " steps) later, every runnable thread having run in between: a fair cycle without progress " +
+                    "(no exit, observation, wake or event), repeated forever";
+    EndExecution();
+    return false;
+  }
+  if (!cycle_mark_ || steps_ - cycle_mark_->steps >= cycle_power_) {
+    if (cycle_mark_) cycle_power_ *= 2;
+    cycle_mark_ = CycleMark{rest, Xxh3_128(mem_, mem_size_), boundary_, steps_, wakes_};
+  }
+  return true;
+}
+
 bool Machine::CheckStepBudget() {
   size_t observed = 0;
   for (const ThreadOutcome& o : out_->threads) observed += o.observed.size();

@@ -282,6 +282,10 @@ void Machine::ResumeFrom(const MachineCheckpoint& ck, Scheduler* scheduler, Exec
   step_check_ = mid_taken_ ? opt_.max_steps : opt_.max_steps / 2;
   poll_check_ = stop_poll_ != nullptr ? steps_ + kStopPollSteps : ~0ull;
   check_at_ = NextCheck();
+  // A cycle is looked for along this path only from here (CheckCycle).
+  cycle_mark_.reset();
+  cycle_power_ = 1;
+  if (mid_taken_) check_at_ = std::min(check_at_, ck.steps);
   if (mid_taken_) {
     mid_live_ = ck.mid_live;
     mid_wakes_ = ck.mid_wakes;
@@ -411,6 +415,8 @@ void Machine::Reset(Scheduler* scheduler, ExecutionResult* out) {
   wakes_ = 0;
   step_check_ = opt_.max_steps / 2;
   mid_taken_ = false;
+  cycle_mark_.reset();
+  cycle_power_ = 1;
   fair_wait_ = FairWaitSteps();
   for (SimCpu& c : cpus_) c.ran_until = 0;
   fair_check_ = fair_wait_;
@@ -543,9 +549,12 @@ int Machine::Decide() {
   if (finished_) return -1;
   if (steps_ >= check_at_) {
     if (steps_ >= step_check_ && !CheckStepBudget()) return -1;
+    if (mid_taken_ && !CheckCycle()) return -1;
     if (steps_ >= fair_check_) RotateToStarvedCpu();
     if (steps_ >= poll_check_ && StopRequested()) return -1;
     check_at_ = NextCheck();
+    // In the budget's second half every step's first boundary is looked at.
+    if (mid_taken_) check_at_ = std::min(check_at_, steps_ + 1);
   }
   if (clock_ != nullptr && next_due_ns_ <= clock_->HorizonNs()) WakeDue(clock_->HorizonNs());
   int cpu;
@@ -1738,6 +1747,11 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
   const MemoryHash mem = memory_hash(mm_cid);
   w.push_back(mem.lo);
   w.push_back(mem.hi);
+  LayOutStateButMemory(w, mm_cid, event_kinds);
+  return Xxh3_128(w.data(), w.size() * sizeof(uint64_t));
+}
+
+void Machine::LayOutStateButMemory(std::vector<uint64_t>& w, bool mm_cid, uint32_t event_kinds) const {
   for (const SimThread& th : threads_) {
     w.push_back(static_cast<uint64_t>(th.state) | static_cast<uint64_t>(th.cpu) << 8 |
                 static_cast<uint64_t>(th.event_mask) << 16 | static_cast<uint64_t>(th.notify_resume) << 24 |
@@ -1809,7 +1823,6 @@ std::pair<uint64_t, uint64_t> Machine::StateHash(bool mm_cid, uint32_t event_kin
       }
     }
   }
-  return Xxh3_128(w.data(), w.size() * sizeof(uint64_t));
 }
 
 uint64_t Machine::MemoryWord(uint64_t index) const {

@@ -755,6 +755,20 @@ class Machine {
   // CPU per step). Only such a window can give kLivelock; an unfair one ends
   // the execution as stopped.
   bool FairWindow();
+  // Decide() at each step's first boundary in the budget's second half:
+  // Brent's cycle detection (Brent, "An improved Monte Carlo factorization
+  // algorithm", BIT 1980) over the whole machine state. A state is marked at
+  // boundaries 2^k steps apart; if the state now equals the marked one (the
+  // rest of StateHash and a hash of all of memory), no futex wake happened
+  // in between and the cycle was fair (CycleWasFair), the execution ends as
+  // kLivelock with the cycle in the message. Returns false if it ended.
+  bool CheckCycle();
+  // True if every runnable thread is its CPU's running thread (none queued)
+  // and every CPU with a thread ran an instruction after step `since`.
+  bool CycleWasFair(uint64_t since) const;
+  // The words StateHash hashes after memory's MemoryHash: threads, CPUs,
+  // mm_cid allocation, rfc2015 state, event counts and observations.
+  void LayOutStateButMemory(std::vector<uint64_t>& w, bool mm_cid, uint32_t event_kinds) const;
 
   const Scenario& s_;
   const RunOptions& opt_;
@@ -880,6 +894,16 @@ class Machine {
   int mid_live_ = 0;
   uint64_t mid_wakes_ = 0, mid_observed_ = 0;
   std::vector<uint8_t> mid_memory_;  // data memory below the rseq areas at the midpoint
+  // CheckCycle's marked state: the hashes of the state but memory and of
+  // memory, where it was marked, and wakes_ then; none before the second
+  // half and after a ResumeFrom (a mark from another path must not be
+  // compared). cycle_power_: steps from the mark at which a new one is set.
+  struct CycleMark {
+    std::pair<uint64_t, uint64_t> rest, memory;
+    uint64_t boundary = 0, steps = 0, wakes = 0;
+  };
+  std::optional<CycleMark> cycle_mark_;
+  uint64_t cycle_power_ = 1;
   // Fairness of the default continuation (RotateToStarvedCpu): the wait
   // bound, the step at which a rotation may be due (may be early, never
   // late), min(step_check_, fair_check_), and the longest wait of a CPU with

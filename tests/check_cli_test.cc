@@ -514,13 +514,6 @@ TEST(CheckCliTest, JsonHasOneValidObjectPerScenarioWithTheDocumentedKeys) {
       << "the four 2015-RFC built-ins (rfc2015_selftest, alloc_percpu_rfc2015 and their planted bugs) are not for 6.19";
 }
 
-// A spin-wait livelock replays to --max-steps, and its counterexample's
-// timeline costs kCounterexampleBytesPerStep (256) bytes a step: with
-// --max-steps 1000000000 the report asked for about 240 GiB and the kernel's
-// OOM killer ended rseqmc (and starved the other users) while --max-memory
-// said 4G. Past the budget the timeline is left out, saying why; the
-// verdict, the minimised schedule and the replay command are unchanged.
-// Here 16M / 256 = 65536 steps fit and the execution runs 200000.
 // --strategy auto at K=0: the chosen strategy's event-free pilot is the
 // exploration (same counts as the explicit strategy), said in the report; an
 // explicit --strategy runs no pilot and is used as given.
@@ -558,25 +551,34 @@ TEST(CheckCliTest, AutoReusesItsPilotAtKZeroAndNeverChangesAnExplicitStrategy) {
   EXPECT_EQ(st_text.out.find("strategy: "), std::string::npos) << st_text.out;
 }
 
+// A spin-wait livelock replays to --max-steps, and its counterexample's
+// timeline costs kCounterexampleBytesPerStep (256) bytes a step: with
+// --max-steps 1000000000 the report asked for about 240 GiB and the kernel's
+// OOM killer ended rseqmc (and starved the other users) while --max-memory
+// said 4G. Past the budget the timeline is left out, saying why; the
+// verdict, the minimised schedule and the replay command are unchanged.
+// Here 16M / 256 = 65536 steps fit and the execution runs 100001: the
+// machine's cycle check ends the spin just after the budget's midpoint
+// (Machine::CheckCycle).
 TEST(CheckCliTest, ACounterexampleTimelineOverMaxMemoryIsLeftOutNotRecorded) {
   const std::vector<std::string> args = {"check", Fixture("cli_spin.rsq"), "--max-steps", "200000",
                                          "--max-memory", "16M"};
   CliResult r = RunCli(args);
   EXPECT_EQ(r.code, 0) << Describe(args, r);
   EXPECT_NE(r.out.find("verdict:  fail livelock   expected: fail livelock   -> ok"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("timeline: not recorded: the execution runs 200000 steps, whose timeline would take about "
-                       "49 MiB, over --max-memory 16 MiB; replay it with a smaller --max-steps, or raise --max-memory\n"),
+  EXPECT_NE(r.out.find("timeline: not recorded: the execution runs 100001 steps, whose timeline would take about "
+                       "25 MiB, over --max-memory 16 MiB; replay it with a smaller --max-steps, or raise --max-memory\n"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("  step | cpu0"), std::string::npos) << "no timeline expected\n" << r.out;
   EXPECT_NE(r.out.find("schedule: rsq1."), std::string::npos) << r.out;
-  EXPECT_LT(r.out.size(), 4000u) << "the timeline of 200000 steps is about 9 MB";
+  EXPECT_LT(r.out.size(), 4000u) << "the timeline of 100001 steps is about 4.5 MB";
   const std::vector<std::string> json = {"check", "--json", Fixture("cli_spin.rsq"), "--max-steps", "200000",
                                          "--max-memory", "16M"};
   CliResult j = RunCli(json);
   EXPECT_EQ(j.code, 0) << Describe(json, j);
-  EXPECT_EQ(JsonField(j.out, "trace_omitted").rfind("not recorded: the execution runs 200000 steps", 0), 0u) << j.out;
-  EXPECT_EQ(JsonField(j.out, "steps"), "200000") << j.out;
+  EXPECT_EQ(JsonField(j.out, "trace_omitted").rfind("not recorded: the execution runs 100001 steps", 0), 0u) << j.out;
+  EXPECT_EQ(JsonField(j.out, "steps"), "100001") << j.out;
   // Within the budget (the default 4G) the timeline is there, and the JSON says nothing was left out.
   const std::vector<std::string> small = {"check", "--json", Fixture("cli_spin.rsq"), "--max-steps", "200"};
   CliResult k = RunCli(small);

@@ -228,21 +228,21 @@ TEST(TraceTest, TimelineShowsALivelocksLoopOnceNotEveryRound) {
   ASSERT_EQ(r.verdict, Verdict::kLivelock) << r.message;
   const std::string timeline = FormatTimeline(s, r);
   EXPECT_LT(std::count(timeline.begin(), timeline.end(), '\n'), 40) << timeline;
-  // Entries: la (step 1), then ld / bne from step 2 to 20000. The run of
-  // period 2 starts at entry 3 (the second ld); rounds 1..2 and 3..4 stay,
-  // then whole rounds up to the last one (entries 19997..19999).
+  // Entries: la (step 1), then ld / bne from step 2 to 10003, where the
+  // machine's cycle check (past the budget's midpoint, Machine::CheckCycle)
+  // ends the spin. The run of period 2 starts at entry 3 (the second ld);
+  // rounds 1..2 and 3..4 stay, then whole rounds up to the last one.
   const std::vector<TraceRepeat> reps = FindRepeats(r.trace);
   ASSERT_EQ(reps.size(), 1u);
   EXPECT_EQ(reps[0].first, 5u);
-  EXPECT_EQ(reps[0].count, 19992u);
+  EXPECT_EQ(reps[0].count, 9996u);
   EXPECT_EQ(reps[0].period, 2u);  // ld, bne
   EXPECT_NE(timeline.find("     5 | t0 spin:loop+1 bne r2, 0, loop\n"
-                          "   ... | 19992 entries (steps 6..19997) not shown: they repeat the 2 entries before them, "
+                          "   ... | 9996 entries (steps 6..10001) not shown: they repeat the 2 entries before them, "
                           "the same instructions and stores again\n"
-                          " 19998 | t0 spin:loop ld r2, [r1]\n"
-                          " 19999 | t0 spin:loop+1 bne r2, 0, loop\n"
-                          " 20000 | t0 spin:loop ld r2, [r1]\n\n"
-                          "steps 20000,"),
+                          " 10002 | t0 spin:loop ld r2, [r1]\n"
+                          " 10003 | t0 spin:loop+1 bne r2, 0, loop\n\n"
+                          "steps 10003,"),
             std::string::npos)
       << timeline;
 }
