@@ -424,13 +424,19 @@ void DecodeAndMaybeReplay(const Scenario& s, const std::string& token) {
   }
 }
 
+// The token of one random execution of `s` (aggressive scheduling), for the
+// token-damage properties below.
+std::string RandomToken(const Scenario& s) {
+  Simulator sim(s);
+  RandomScheduler random(*rc::gen::arbitrary<uint64_t>(), Aggressive(8));
+  return EncodeSchedule(s, sim.Run(random).schedule);
+}
+
 TEST(PropertiesTest, DamagedTokensAreRejectedOrHarmless) {
   CheckCases(200, [] {
     const GeneratedScenario g = *GenScenario();
     const Scenario& s = g.scenario;
-    Simulator sim(s);
-    RandomScheduler random(*rc::gen::arbitrary<uint64_t>(), Aggressive(8));
-    const std::string token = EncodeSchedule(s, sim.Run(random).schedule);
+    const std::string token = RandomToken(s);
     RC_LOG() << Describe(s, token);
 
     // Truncated: always rejected.
@@ -494,9 +500,7 @@ TEST(PropertiesTest, NonCanonicalTokensAreRejectedWithThePosition) {
   CheckCases(200, [] {
     const GeneratedScenario g = *GenScenario();
     const Scenario& s = g.scenario;
-    Simulator sim(s);
-    RandomScheduler random(*rc::gen::arbitrary<uint64_t>(), Aggressive(8));
-    const std::string token = EncodeSchedule(s, sim.Run(random).schedule);
+    const std::string token = RandomToken(s);
     RC_LOG() << Describe(s, token);
     const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const size_t chars = token.size() - 5;  // after "rsq1." / "rsq2."
