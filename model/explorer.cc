@@ -116,8 +116,10 @@ Decision ToDecision(const Machine& m, const Alt& a) {
 // why). An event is then explored at the last boundary of each chain of such
 // positions, the first where t's next step could tell it apart: one event
 // moved later, so the event bound K counts the same events and a
-// counterexample keeps its number of events.
-void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, std::vector<Alt>& out) {
+// counterexample keeps its number of events. `lone`: also where t's next step
+// is a memory access while t is the only live thread
+// (Machine::EventCommutesWithLoneMemoryStep).
+void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, bool lone, std::vector<Alt>& out) {
   const int16_t th = static_cast<int16_t>(t);
   out.push_back({th, DecisionKind::kStep, -1});
   uint32_t counts[kNumDecisionKinds];
@@ -126,7 +128,9 @@ void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, st
   // After this event, may another one hit t before its next step?
   const bool later_events = total + 1 < b.max_events;
   auto offered = [&](DecisionKind kind, int signo) {
-    return b.Allows(kind, counts, total) && !(defer && m.EventCommutesWithNextStep(t, kind, signo, later_events));
+    return b.Allows(kind, counts, total) &&
+           !(defer && (m.EventCommutesWithNextStep(t, kind, signo, later_events) ||
+                       (lone && m.EventCommutesWithLoneMemoryStep(t, kind, signo, later_events))));
   };
   const int cpu = m.thread(t).cpu;
   if (offered(DecisionKind::kPreempt, -1)) {
@@ -335,6 +339,7 @@ struct Node {
   int16_t first = -1;       // thread explored first here (TreeKey ranks)
   uint16_t alt = 0;         // its alternative being explored (index into alts)
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
+  int16_t slots_thread = -1;  // DPOR event plans: the thread `slots` was counted for (-1: none yet)
   std::vector<Alt> alts;    // all enabled threads' alternatives, grouped by thread
   std::vector<SleepEntry> sleep;
   // DPOR: the wakeup tree of sequences still to explore from here, taken
@@ -345,7 +350,6 @@ struct Node {
   bool events_left = false;    // DPOR: the bound allows another event from here (EventsLeft)
   bool full = true;            // every running thread's alternatives were offered here (no ample set left one out)
   uint32_t slots = 0;          // DPOR event plans: the event slots offered to `thread` here (CountPosition)
-  int16_t slots_thread = -1;   // the thread `slots` was counted for (-1: none yet)
   std::pair<uint64_t, uint64_t> state{};  // stateful search (dfs: before a sched_yield): Machine::StateHash here
 
   // Sizes the thread sets for a scenario of `nthreads` threads (once per node).
@@ -614,7 +618,7 @@ class DfsEngine : public Scheduler {
         n.alts.push_back({static_cast<int16_t>(t), DecisionKind::kStep, -1});
         new_slots_[t] = 0;
       } else {
-        AppendAlternatives(m, t, bounds_, defer_events_ && !spinning, n.alts);
+        AppendAlternatives(m, t, bounds_, defer_events_ && !spinning, LoneRule(), n.alts);
         if (plans_on_) new_slots_[t] = spinning ? OfferedSlots(m, t) : SlotsOf(n.alts, before + 1);
       }
       if (plans_on_) ApplyPlan(t, before, n.alts);
@@ -1222,13 +1226,17 @@ class DfsEngine : public Scheduler {
   uint32_t OfferedSlots(const Machine& m, int t) {
     if (!PositionCounted(t)) return 0;
     scratch_.clear();
-    AppendAlternatives(m, t, bounds_, defer_events_, scratch_);
+    AppendAlternatives(m, t, bounds_, defer_events_, /*lone=*/false, scratch_);
     return SlotsOf(scratch_, 1);
   }
   // Whose positions matter: under a plan only its thread's (the others'
   // events are never offered, so Choose gives them their step alone);
   // while discovering and in the tail every thread's.
   bool PositionCounted(int t) const { return phase_ != PlanPhase::kPlans || plans_[plan_].thread == t; }
+  // Whether events are also left out before a lone thread's memory step
+  // (Machine::EventCommutesWithLoneMemoryStep): not while discovering or
+  // under a plan, whose positions must not depend on other threads.
+  bool LoneRule() const { return !plans_on_ || phase_ == PlanPhase::kTail; }
   // Restricts thread t's alternatives out[before, end) (its step, then the
   // events offered) to what the phase lets t do here: while discovering,
   // its step (noting the events as plans); under a plan, the plan's event
