@@ -315,6 +315,7 @@ post:
   ret
   sig   0x53053053
 abort:
+  li    r0, -1
   ret
   cs cs start=start post_commit=post abort=abort
 end
