@@ -1890,6 +1890,16 @@ class DfsEngine : public Scheduler {
     while (top_ > floor_) {
       Node& n = stack_[top_ - 1];
       guide_.Clear();
+      // Most nodes have nothing left: leave them without noting the
+      // transition in the sleep set (it would be dropped with the node; the
+      // push touched two buffers of every node of a long path).
+      if (n.alt_end - n.alt_begin == 1 && (!n.wut || n.wut->Empty())) {
+        n.done.Add(n.thread);
+        if (!n.backtrack.FirstOf(n.enabled, n.done)) {
+          --top_;
+          continue;
+        }
+      }
       if (dpor_) n.sleep.push_back({n.alts[n.alt], n.fp});
       // The thread's next alternative. Under DPOR every alternative explored
       // here is asleep, so it is the first awake one of the range (a wakeup
