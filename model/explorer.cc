@@ -34,6 +34,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <boost/container/small_vector.hpp>
+
 #include "model/pct.h"
 #include "model/snapshot.h"
 #include "model/state_set.h"
@@ -96,6 +98,11 @@ using Clock = std::chrono::steady_clock;
 
 // A transition named relative to its thread (model/wakeup_tree.h).
 using Alt = ThreadAlt;
+// A node's alternatives, inline up to kInlineAlts (two threads' steps and a
+// few events): one buffer less to miss in the cache at every node of a long
+// path (a separate heap buffer per node cost 7 % of percpu_list PER=64).
+constexpr size_t kInlineAlts = 6;
+using AltList = boost::container::small_vector<Alt, kInlineAlts>;
 
 Decision ToDecision(const Machine& m, const Alt& a) {
   const int cpu = m.thread(a.thread).cpu;
@@ -119,7 +126,7 @@ Decision ToDecision(const Machine& m, const Alt& a) {
 // counterexample keeps its number of events. `lone`: also where t's next step
 // is a memory access while t is the only live thread
 // (Machine::EventCommutesWithLoneMemoryStep).
-void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, bool lone, std::vector<Alt>& out) {
+void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, bool lone, AltList& out) {
   const int16_t th = static_cast<int16_t>(t);
   out.push_back({th, DecisionKind::kStep, -1});
   uint32_t counts[kNumDecisionKinds];
@@ -340,7 +347,7 @@ struct Node {
   uint16_t alt = 0;         // its alternative being explored (index into alts)
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
   int16_t slots_thread = -1;  // DPOR event plans: the thread `slots` was counted for (-1: none yet)
-  std::vector<Alt> alts;    // all enabled threads' alternatives, grouped by thread
+  AltList alts;             // all enabled threads' alternatives, grouped by thread
   std::vector<SleepEntry> sleep;
   // DPOR: the wakeup tree of sequences still to explore from here, taken
   // before the backtrack set (null while empty: most nodes never have one).
@@ -914,7 +921,8 @@ class DfsEngine : public Scheduler {
   uint64_t path_bytes() const {
     uint64_t total = stack_.capacity() * sizeof(Node);
     for (const Node& n : stack_) {
-      total += n.alts.capacity() * sizeof(Alt) + n.sleep.capacity() * sizeof(SleepEntry);
+      if (n.alts.capacity() > kInlineAlts) total += n.alts.capacity() * sizeof(Alt);
+      total += n.sleep.capacity() * sizeof(SleepEntry);
       if (n.wut) total += sizeof(WakeupTree) + n.wut->Bytes();
     }
     return total + guide_.Bytes();
@@ -1215,7 +1223,7 @@ class DfsEngine : public Scheduler {
     for (uint32_t bits = slots; bits != 0; bits &= bits - 1) ++Position(t, static_cast<uint8_t>(std::countr_zero(bits)));
   }
   // The event slots of alts[from, end).
-  uint32_t SlotsOf(const std::vector<Alt>& alts, size_t from) const {
+  uint32_t SlotsOf(const AltList& alts, size_t from) const {
     uint32_t slots = 0;
     for (size_t k = from; k < alts.size(); ++k) slots |= uint32_t{1} << SlotOf(alts[k]);
     return slots;
@@ -1242,7 +1250,7 @@ class DfsEngine : public Scheduler {
   // its step (noting the events as plans); under a plan, the plan's event
   // (every preemption target) if t is at the plan's position, else the step;
   // in the tail, the events at positions from min_len_ on, and the step.
-  void ApplyPlan(int t, size_t before, std::vector<Alt>& out) {
+  void ApplyPlan(int t, size_t before, AltList& out) {
     size_t w = before + 1;
     switch (phase_) {
       case PlanPhase::kDiscover:
@@ -1964,7 +1972,7 @@ class DfsEngine : public Scheduler {
   bool plan_fired_ = false;        // the last execution had its plan's event
   std::vector<uint32_t> local_;    // per thread and slot: its position in this execution (CountPosition)
   std::array<uint8_t, kMaxSignal + 1> signal_slot_{};  // SlotOf a signal, by signo
-  std::vector<Alt> scratch_;       // OfferedSlots'
+  AltList scratch_;                // OfferedSlots'
   std::vector<uint32_t> new_slots_;  // Choose at a new node: OfferedSlots of each running thread
   bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
