@@ -34,6 +34,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <boost/container/small_vector.hpp>
+
 #include "model/pct.h"
 #include "model/snapshot.h"
 #include "model/state_set.h"
@@ -96,6 +98,11 @@ using Clock = std::chrono::steady_clock;
 
 // A transition named relative to its thread (model/wakeup_tree.h).
 using Alt = ThreadAlt;
+// A node's alternatives, inline up to kInlineAlts (two threads' steps and a
+// few events): one buffer less to miss in the cache at every node of a long
+// path (a separate heap buffer per node cost 7 % of percpu_list PER=64).
+constexpr size_t kInlineAlts = 6;
+using AltList = boost::container::small_vector<Alt, kInlineAlts>;
 
 Decision ToDecision(const Machine& m, const Alt& a) {
   const int cpu = m.thread(a.thread).cpu;
@@ -116,8 +123,10 @@ Decision ToDecision(const Machine& m, const Alt& a) {
 // why). An event is then explored at the last boundary of each chain of such
 // positions, the first where t's next step could tell it apart: one event
 // moved later, so the event bound K counts the same events and a
-// counterexample keeps its number of events.
-void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, std::vector<Alt>& out) {
+// counterexample keeps its number of events. `lone`: also where t's next step
+// is a memory access while t is the only live thread
+// (Machine::EventCommutesWithLoneMemoryStep).
+void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, bool lone, AltList& out) {
   const int16_t th = static_cast<int16_t>(t);
   out.push_back({th, DecisionKind::kStep, -1});
   uint32_t counts[kNumDecisionKinds];
@@ -126,7 +135,9 @@ void AppendAlternatives(const Machine& m, int t, const Bounds& b, bool defer, st
   // After this event, may another one hit t before its next step?
   const bool later_events = total + 1 < b.max_events;
   auto offered = [&](DecisionKind kind, int signo) {
-    return b.Allows(kind, counts, total) && !(defer && m.EventCommutesWithNextStep(t, kind, signo, later_events));
+    return b.Allows(kind, counts, total) &&
+           !(defer && (m.EventCommutesWithNextStep(t, kind, signo, later_events) ||
+                       (lone && m.EventCommutesWithLoneMemoryStep(t, kind, signo, later_events))));
   };
   const int cpu = m.thread(t).cpu;
   if (offered(DecisionKind::kPreempt, -1)) {
@@ -213,6 +224,33 @@ bool EventsLeft(const Machine& m, const Bounds& b) {
 bool AllThreadsIr(const Scenario& s) {
   for (const ThreadSpec& t : s.threads) {
     if (t.native) return false;
+  }
+  return true;
+}
+
+// True if no instruction of the program can touch another thread or CPU,
+// block a thread, or end the process on its own (a failed assert ends only
+// the execution): every thread is IR, at most 64 of them (one footprint bit
+// each), and every instruction is computation, a memory access, a branch or
+// call, an rseq operation, sched_yield (its own CPU's queue), getcpu, the
+// clock, or an assert or observe. Such a thread's steps touch its own thread
+// bit, the CPU it runs on and memory, and nothing else without an injected
+// event (DoomedBySleep).
+bool QuietProgram(const Scenario& s) {
+  if (!AllThreadsIr(s) || s.threads.size() > 64) return false;
+  for (const Instr& in : s.program.code) {
+    switch (in.op) {
+      case Op::kLi: case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kAnd: case Op::kOr:
+      case Op::kXor: case Op::kShl: case Op::kShr: case Op::kMul: case Op::kLa: case Op::kLd:
+      case Op::kLd32: case Op::kSt: case Op::kSt32: case Op::kBeq: case Op::kBne: case Op::kBlt:
+      case Op::kBge: case Op::kBltu: case Op::kBgeu: case Op::kJmp: case Op::kCall: case Op::kRet:
+      case Op::kRseqLoad: case Op::kRseqAddr: case Op::kRseqArm: case Op::kSig: case Op::kCas:
+      case Op::kXadd: case Op::kXchg: case Op::kFence: case Op::kSchedYield: case Op::kGetcpu:
+      case Op::kAssert: case Op::kObserve: case Op::kNop: case Op::kClock: case Op::kWork:
+        break;
+      default:
+        return false;
+    }
   }
   return true;
 }
@@ -308,7 +346,8 @@ struct Node {
   int16_t first = -1;       // thread explored first here (TreeKey ranks)
   uint16_t alt = 0;         // its alternative being explored (index into alts)
   uint16_t alt_begin = 0, alt_end = 0;  // `thread`'s range in alts
-  std::vector<Alt> alts;    // all enabled threads' alternatives, grouped by thread
+  int16_t slots_thread = -1;  // DPOR event plans: the thread `slots` was counted for (-1: none yet)
+  AltList alts;             // all enabled threads' alternatives, grouped by thread
   std::vector<SleepEntry> sleep;
   // DPOR: the wakeup tree of sequences still to explore from here, taken
   // before the backtrack set (null while empty: most nodes never have one).
@@ -340,6 +379,7 @@ struct Node {
     fp.Clear();
     writes_before = 0;
     events_left = false;
+    slots_thread = -1;
   }
 };
 
@@ -434,6 +474,7 @@ class DfsEngine : public Scheduler {
         mm_cid_observable_(mm_cid_readable || MmCidObservable(s)),
         defer_events_(o.defer_events),
         plans_on_(dpor_ && bounds.max_events == 1),
+        quiet_program_(QuietProgram(s)),
         prune_cycles_(o.prune_cycles && o.strategy == StrategyKind::kDfs && AllThreadsIr(s)),
         visited_(o.state_storage, o.bitstate_log2) {
     // The per-kind event counts matter to the future only for kinds with a
@@ -444,6 +485,7 @@ class DfsEngine : public Scheduler {
     if (bounds.max_ipis != kUnbounded) bounded_kinds_ |= 1u << static_cast<int>(DecisionKind::kIpi);
     ResetPlans();
     plans_on_ = plans_on_ && NumberSignalSlots();
+    new_slots_.assign(s.threads.size(), 0);
   }
 
   bool WantsFootprints() const override { return true; }
@@ -515,7 +557,7 @@ class DfsEngine : public Scheduler {
       if (WantsCheckpoint(n)) SaveBoundary(m, spins_);
       UpdateSpin(m, n);
       ++depth_;
-      if (plans_on_) CountPosition(m, n);
+      if (plans_on_) CountPosition(n, n.slots_thread == n.thread ? n.slots : OfferedSlots(m, n.thread));
       return ToDecision(m, n.alts[n.alt]);
     }
     // A new node.
@@ -579,11 +621,18 @@ class DfsEngine : public Scheduler {
       if (t < 0 || (ample >= 0 && t != ample)) continue;
       const size_t before = n.alts.size();
       const bool spinning = Spinning(m, t);
-      AppendAlternatives(m, t, bounds_, defer_events_ && !spinning, n.alts);
+      if (plans_on_ && !PositionCounted(t)) {
+        n.alts.push_back({static_cast<int16_t>(t), DecisionKind::kStep, -1});
+        new_slots_[t] = 0;
+      } else {
+        AppendAlternatives(m, t, bounds_, defer_events_ && !spinning, LoneRule(), n.alts);
+        if (plans_on_) new_slots_[t] = spinning ? OfferedSlots(m, t) : SlotsOf(n.alts, before + 1);
+      }
       if (plans_on_) ApplyPlan(t, before, n.alts);
       if (spinning && n.alts[before].kind == DecisionKind::kStep) {
         n.alts.erase(n.alts.begin() + static_cast<std::ptrdiff_t>(before));
       }
+      if (quiet_program_ && phase_ == PlanPhase::kTail && !n.sleep.empty()) DropDoomedEvents(m, n, before);
       if (n.alts.size() > before) n.enabled.Add(t);
     }
     if (n.enabled.Empty()) {
@@ -641,7 +690,7 @@ class DfsEngine : public Scheduler {
       SaveBoundary(m, entry_spins_);
     }
     ++depth_;
-    if (plans_on_) CountPosition(m, n);
+    if (plans_on_) CountPosition(n, new_slots_[n.thread]);
     return ToDecision(m, n.alts[n.alt]);
   }
 
@@ -872,7 +921,8 @@ class DfsEngine : public Scheduler {
   uint64_t path_bytes() const {
     uint64_t total = stack_.capacity() * sizeof(Node);
     for (const Node& n : stack_) {
-      total += n.alts.capacity() * sizeof(Alt) + n.sleep.capacity() * sizeof(SleepEntry);
+      if (n.alts.capacity() > kInlineAlts) total += n.alts.capacity() * sizeof(Alt);
+      total += n.sleep.capacity() * sizeof(SleepEntry);
       if (n.wut) total += sizeof(WakeupTree) + n.wut->Bytes();
     }
     return total + guide_.Bytes();
@@ -882,9 +932,9 @@ class DfsEngine : public Scheduler {
   // checkpoints' buffers (a walk over both: 8 % of a stateful search of
   // percpu_list PER=32, growing with the depth) costs at most about 8 nodes
   // per execution.
-  uint64_t memory_check_period() const {
-    return std::bit_ceil(std::max<uint64_t>(64, (stack_.size() + saved_.size()) / 8));
-  }
+  uint64_t memory_check_period() const { return std::bit_ceil(std::max<uint64_t>(64, path_nodes() / 8)); }
+  // The path's nodes with buffers (the longest path so far) and checkpoints.
+  uint64_t path_nodes() const { return stack_.size() + saved_.size(); }
   // Current distance between checkpoints, in nodes: the budget's interval
   // (grows with the path) or, if larger, the floor that balances saving
   // against replaying (UpdateCheckpointFloor).
@@ -979,6 +1029,49 @@ class DfsEngine : public Scheduler {
     });
     if (!last && n.alt + 1 < n.alt_end) last = n.alt_end - 1u;
     return last;
+  }
+
+  // The tail's events that could only end sleep-set blocked (issue 18).
+  // In the tail (K=1: an event here is the execution's only one) an event a
+  // of thread t at node n is dropped when n's sleep set holds the step u of
+  // another thread t_u that commutes with a and with every transition that
+  // can follow it: u touches no memory and no mm_cid, and its thread and
+  // CPU bits miss those of every other live thread (and a migration's
+  // destination). Under QuietProgram no step of another thread reaches
+  // beyond its own thread bit, its CPU (and a thread queued there), memory
+  // and mm_cid, and after a no event can come; so u stays asleep and
+  // enabled (nothing touches t_u) in every execution through a, and each of
+  // them ends with u the only transition left, asleep: sleep-set blocked
+  // (a step limit or a failure on the way is met by the same transitions
+  // after u, which u's own subtree explores). On percpu_list the thread that
+  // finished its work first waits at its exit (u) while the other drains
+  // the lists: every preemption, signal and IPI of the drainer there was
+  // such an execution (1,548 of 7,432 at PER=16). Keeps the thread's
+  // alternatives non-empty (a spinning thread keeps its events).
+  void DropDoomedEvents(const Machine& m, Node& n, size_t before) {
+    if (n.alts.size() <= before + 1 || n.alts[before].kind != DecisionKind::kStep) return;
+    const int t = n.alts[before].thread;
+    uint64_t live = 0;
+    for (int v = 0; v < m.num_threads(); ++v) {
+      const ThreadState st = m.thread(v).state;
+      if (st == ThreadState::kExited) continue;
+      if (st != ThreadState::kRunnable) return;
+      live |= uint64_t{1} << v;
+    }
+    auto doomed = [&](const Alt& a) {
+      for (const SleepEntry& u : n.sleep) {
+        const int tu = u.alt.thread;
+        if (u.alt.kind != DecisionKind::kStep || tu == t || u.fp.HasMemory() || u.fp.mm_cid) continue;
+        uint64_t cpus = a.kind == DecisionKind::kMigrate ? uint64_t{1} << a.arg : 0;
+        for (int v = 0; v < m.num_threads(); ++v) {
+          if (v != tu && ((live >> v) & 1)) cpus |= uint64_t{1} << m.thread(v).cpu;
+        }
+        if ((u.fp.threads & (live & ~(uint64_t{1} << tu))) == 0 && (u.fp.cpus & cpus) == 0) return true;
+      }
+      return false;
+    };
+    const auto end = std::remove_if(n.alts.begin() + static_cast<std::ptrdiff_t>(before) + 1, n.alts.end(), doomed);
+    n.alts.erase(end, n.alts.end());
   }
 
   // Selects thread t at node n with its first awake alternative; false if all asleep.
@@ -1121,23 +1214,43 @@ class DfsEngine : public Scheduler {
     const uint8_t slot = SlotOf(a);
     return {a.thread, slot, Position(a.thread, slot), a.kind == DecisionKind::kMigrate ? a.arg : int16_t{-1}};
   }
-  // Notes the transition chosen at n: the slots offered to its thread at
-  // this boundary (by the bounds and events only where they can matter, a
-  // spinning thread's included) count one more position each.
-  void CountPosition(const Machine& m, Node& n) {
-    const int t = n.alts[n.alt].thread;
-    scratch_.clear();
-    AppendAlternatives(m, t, bounds_, defer_events_, scratch_);
-    n.slots = 0;
-    for (size_t k = 1; k < scratch_.size(); ++k) n.slots |= uint32_t{1} << SlotOf(scratch_[k]);
-    for (uint32_t bits = n.slots; bits != 0; bits &= bits - 1) ++Position(t, static_cast<uint8_t>(std::countr_zero(bits)));
+  // Notes the transition chosen at n: `slots`, the slots offered to its
+  // thread at this boundary (OfferedSlots), count one more position each.
+  void CountPosition(Node& n, uint32_t slots) {
+    const int t = n.thread;
+    n.slots = slots;
+    n.slots_thread = n.thread;
+    for (uint32_t bits = slots; bits != 0; bits &= bits - 1) ++Position(t, static_cast<uint8_t>(std::countr_zero(bits)));
   }
+  // The event slots of alts[from, end).
+  uint32_t SlotsOf(const AltList& alts, size_t from) const {
+    uint32_t slots = 0;
+    for (size_t k = from; k < alts.size(); ++k) slots |= uint32_t{1} << SlotOf(alts[k]);
+    return slots;
+  }
+  // The slots offered to thread t here, by the bounds and events only where
+  // they can matter (a spinning thread's included: Choose offers it its
+  // events without deferring them), if its positions are counted.
+  uint32_t OfferedSlots(const Machine& m, int t) {
+    if (!PositionCounted(t)) return 0;
+    scratch_.clear();
+    AppendAlternatives(m, t, bounds_, defer_events_, /*lone=*/false, scratch_);
+    return SlotsOf(scratch_, 1);
+  }
+  // Whose positions matter: under a plan only its thread's (the others'
+  // events are never offered, so Choose gives them their step alone);
+  // while discovering and in the tail every thread's.
+  bool PositionCounted(int t) const { return phase_ != PlanPhase::kPlans || plans_[plan_].thread == t; }
+  // Whether events are also left out before a lone thread's memory step
+  // (Machine::EventCommutesWithLoneMemoryStep): not while discovering or
+  // under a plan, whose positions must not depend on other threads.
+  bool LoneRule() const { return !plans_on_ || phase_ == PlanPhase::kTail; }
   // Restricts thread t's alternatives out[before, end) (its step, then the
   // events offered) to what the phase lets t do here: while discovering,
   // its step (noting the events as plans); under a plan, the plan's event
   // (every preemption target) if t is at the plan's position, else the step;
   // in the tail, the events at positions from min_len_ on, and the step.
-  void ApplyPlan(int t, size_t before, std::vector<Alt>& out) {
+  void ApplyPlan(int t, size_t before, AltList& out) {
     size_t w = before + 1;
     switch (phase_) {
       case PlanPhase::kDiscover:
@@ -1785,6 +1898,16 @@ class DfsEngine : public Scheduler {
     while (top_ > floor_) {
       Node& n = stack_[top_ - 1];
       guide_.Clear();
+      // Most nodes have nothing left: leave them without noting the
+      // transition in the sleep set (it would be dropped with the node; the
+      // push touched two buffers of every node of a long path).
+      if (n.alt_end - n.alt_begin == 1 && (!n.wut || n.wut->Empty())) {
+        n.done.Add(n.thread);
+        if (!n.backtrack.FirstOf(n.enabled, n.done)) {
+          --top_;
+          continue;
+        }
+      }
       if (dpor_) n.sleep.push_back({n.alts[n.alt], n.fp});
       // The thread's next alternative. Under DPOR every alternative explored
       // here is asleep, so it is the first awake one of the range (a wakeup
@@ -1831,6 +1954,7 @@ class DfsEngine : public Scheduler {
   bool defer_events_;
   // DPOR at K=1 explores event plans (ApplyPlan, NextPlan).
   bool plans_on_;
+  bool quiet_program_;  // QuietProgram(s_): see DoomedBySleep
   enum class PlanPhase : uint8_t {
     kDiscover,  // exploring the executions without events, noting plans
     kPlans,     // exploring plans_[plan_]
@@ -1848,7 +1972,8 @@ class DfsEngine : public Scheduler {
   bool plan_fired_ = false;        // the last execution had its plan's event
   std::vector<uint32_t> local_;    // per thread and slot: its position in this execution (CountPosition)
   std::array<uint8_t, kMaxSignal + 1> signal_slot_{};  // SlotOf a signal, by signo
-  std::vector<Alt> scratch_;       // CountPosition's
+  AltList scratch_;                // OfferedSlots'
+  std::vector<uint32_t> new_slots_;  // Choose at a new node: OfferedSlots of each running thread
   bool prune_cycles_;  // ExploreOptions::prune_cycles, for DFS of an all-IR scenario
   uint32_t bounded_kinds_ = 0;  // DecisionKind bits with a per-kind bound (StateHash)
   std::vector<Node> stack_;  // the current path is stack_[0, top_); nodes past it keep their buffers
@@ -2298,12 +2423,20 @@ ExploreResult ExploreOnce(const Scenario& s, const ExploreOptions& o, bool mm_ci
       // 640 bytes per step, issue 18) once the boundaries since the last
       // walk reach memory_check_period(), so that the walks cost at most
       // about 8 nodes per boundary.
+      // A walk is needed only once the path has grown by an eighth since the
+      // last (a resumed execution mostly reuses nodes the last walk counted:
+      // walking every period cost 8.6 % of percpu_list PER=64's time); the
+      // walks between executions (within_memory) see the rest.
       uint64_t boundaries_since_walk = 0;
+      uint64_t walked_nodes = 0;
       engine.deadline_check_ = [&]() {
         if (!within_deadline()) return true;
         boundaries_since_walk += DfsEngine::kDeadlineEvery;
         if (o.max_memory_bytes == 0 || boundaries_since_walk < engine.memory_check_period()) return false;
         boundaries_since_walk = 0;
+        const uint64_t nodes = engine.path_nodes();
+        if (nodes < walked_nodes + walked_nodes / 8) return false;
+        walked_nodes = nodes;
         const uint64_t bytes = engine.state_bytes() + engine.path_bytes() + engine.checkpoint_bytes() +
                                OutcomeBytes(res.outcomes);
         res.peak_memory_bytes = std::max(res.peak_memory_bytes, bytes);

@@ -137,7 +137,9 @@ struct ExploreOptions {
   // the same final states (Machine::EventCommutesWithNextStep: the thread is
   // outside every critical section / region at both, and its next step
   // touches only its own registers and reads nothing the event can change;
-  // sim/event_commute.cc has the argument), so one position per class of
+  // or, Machine::EventCommutesWithLoneMemoryStep, a preemption, migration or
+  // IPI before a load or store of ordinary memory once every other thread
+  // has exited; sim/event_commute.cc has the argument), so one position per class of
   // equivalent positions is explored: the last. Under every ABI, the 2015
   // RFC's included. false (`rseqmc check --all-event-positions`): events at
   // every boundary, the reference this reduction is tested against

@@ -15,6 +15,21 @@
 //       kernel's work at E (switch-out, migration, the ID and rseq_cs
 //       updates on return to user space, the signal frame) writes no
 //       register of t but its IP;
+//  (a') or E is a preemption, migration or IPI and I is a load, store or
+//       atomic of data memory below the rseq areas while t is the only live
+//       thread (NextStepIsLoneMemoryAccess): no other thread exists to read
+//       or write memory between E and I, E runs no handler and writes only
+//       t's rseq area (its IDs, and rseq_cs, which rule (b) keeps equal) and
+//       kernel state, which I does not touch (no 2015-RFC CPU pointer or
+//       preempt-lock word, which the kernel writes or reads at a switch, is
+//       registered), and I writes no register of t that E reads; the
+//       allocator's and the commit oracle's per-thread orders are judged
+//       inside critical sections only, which rule (b) keeps E out of.
+//       Whether t is alone depends on the other threads, so DPOR's event
+//       plans, whose positions must depend on t's state only, leave this
+//       rule to their tail (model/explorer.cc). On percpu_list it merges
+//       every event during the last thread's drain of the lists into one,
+//       before its exit;
 //   (b) the one thing of t that E and everything after it may read - t's IP
 //       - makes no difference: the kernel's restart test (in_rseq_cs(), or a
 //       2015-RFC region) and a handler's sigctx_restart give the same answer
@@ -116,6 +131,11 @@ bool ReadsMovableCpu(const SimThread& th, DecisionKind kind, bool later_events) 
 
 bool Machine::EventCommutesWithNextStep(int t, DecisionKind kind, int signo, bool later_events) const {
   return kind != DecisionKind::kStep && NextStepIsThreadLocal(t) && EventCommutesAt(t, kind, signo, later_events);
+}
+
+bool Machine::EventCommutesWithLoneMemoryStep(int t, DecisionKind kind, int signo, bool later_events) const {
+  return (kind == DecisionKind::kPreempt || kind == DecisionKind::kMigrate || kind == DecisionKind::kIpi) &&
+         NextStepIsLoneMemoryAccess(t) && EventCommutesAt(t, kind, signo, later_events);
 }
 
 bool Machine::EventCommutesAt(int t, DecisionKind kind, int signo, bool later_events) const {

@@ -1298,6 +1298,25 @@ inline bool Compare(CmpKind k, int64_t a, int64_t b) {
 }
 }  // namespace
 
+bool Machine::NextStepIsLoneMemoryAccess(int t) const {
+  if (live_threads_ != 1) return false;
+  const SimThread& th = threads_[t];
+  if (th.notify_resume || th.preempt_lock_notify || (th.pending & ~th.blocked) != 0) return false;
+  if (th.rfc_cpu_ptr != 0 || th.preempt_lock_flag != 0) return false;
+  const Context& c = th.cur();
+  if (c.pc == kNativePc || c.pc >= code_size_) return false;
+  const Instr& in = code_[c.pc];
+  switch (in.op) {
+    RSEQMC_MEMORY_CASES:
+      break;
+    default:
+      return false;
+  }
+  const uint64_t addr = EffectiveAddress(in, &c.r[0]);
+  const int bytes = AccessBytes(in.op);
+  return UserMemOk(addr, bytes) && addr + static_cast<uint64_t>(bytes) <= area_base_;
+}
+
 bool Machine::NextStepEndsProcess(int t) const {
   const Context& c = threads_[t].cur();
   if (c.pc == kNativePc) return false;

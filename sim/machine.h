@@ -303,6 +303,18 @@ class Machine {
   // instruction nor any the step may go to may be restarted
   // (IpMayRestart). False for an event that is not injectable (kStep).
   bool EventCommutesWithNextStep(int t, DecisionKind kind, int signo, bool later_events) const;
+  // The same for a preemption, migration or IPI before a step that is not
+  // thread-local but NextStepIsLoneMemoryAccess(t) (rule (a') of
+  // sim/event_commute.cc). Depends on whether other threads live, not on t's
+  // own state alone: DPOR's event plans count positions without it.
+  bool EventCommutesWithLoneMemoryStep(int t, DecisionKind kind, int signo, bool later_events) const;
+  // True if thread t is the only live thread and its next step is a load,
+  // store or atomic of data memory below the rseq areas that completes (no
+  // fault), with no signal pending, no rseq notify-resume work, no 2015-RFC
+  // CPU pointer and no preempt-lock flag registered (words the kernel writes
+  // or reads at a switch): nothing but t can read or write memory, and a
+  // preemption, migration or IPI writes only t's rseq area.
+  bool NextStepIsLoneMemoryAccess(int t) const;
   // NextStepIsThreadLocal's classification of opcode `op`.
   static LocalOp ClassifyLocalOp(Op op);
   // True if the boundary before thread t's next step may be taken without

@@ -522,9 +522,9 @@ TEST(BlockingTest, YieldWaitForARemoteHolderIsNoLivelock) {
     uint64_t cycles_pruned;
     uint64_t twin_executions;  // of the livelocking twin, to its failure
   };
-  for (const Case& c : {Case{StrategyKind::kDfs, 0, 80, 1, 1}, Case{StrategyKind::kDfs, 1, 10907, 41, 1},
+  for (const Case& c : {Case{StrategyKind::kDfs, 0, 80, 1, 1}, Case{StrategyKind::kDfs, 1, 10730, 41, 1},
                         Case{StrategyKind::kDpor, 0, 100, 0, 1}, Case{StrategyKind::kDpor, 1, 100, 0, 1},
-                        Case{StrategyKind::kStateful, 0, 34, 0, 1}, Case{StrategyKind::kStateful, 1, 714, 0, 1}}) {
+                        Case{StrategyKind::kStateful, 0, 34, 0, 1}, Case{StrategyKind::kStateful, 1, 708, 0, 1}}) {
     SCOPED_TRACE(std::string(StrategyName(c.k)) + " K=" + std::to_string(c.events));
     ExploreOptions o;
     o.strategy = c.k;
@@ -570,7 +570,7 @@ TEST(BlockingTest, DfsCyclePruningKeepsEveryOutcome) {
     uint64_t max_steps;
     uint64_t pruned, whole;  // executions
   };
-  for (const Case& c : {Case{0, 200, 80, 957}, Case{1, 60, 10907, 40516}}) {
+  for (const Case& c : {Case{0, 200, 80, 957}, Case{1, 60, 10730, 40009}}) {
     SCOPED_TRACE(c.events);
     ExploreOptions o;
     o.strategy = StrategyKind::kDfs;

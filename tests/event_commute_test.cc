@@ -25,6 +25,8 @@ struct Answers {
   bool preempt = false, migrate = false, ipi = false;
   std::map<int, bool> signal;  // by signo
   bool preempt_with_later = false;  // later_events = true
+  // Machine::EventCommutesWithLoneMemoryStep (rule (a')): "preempt migrate ipi".
+  std::string lone;
 };
 
 // The events merged here: "preempt preempt+later migrate ipi signal12"
@@ -60,6 +62,11 @@ class Recorder : public Scheduler {
         a.ipi = m.EventCommutesWithNextStep(0, DecisionKind::kIpi, -1, false);
         for (const SignalSpec& sg : m.scenario().signals) {
           a.signal[sg.signo] = m.EventCommutesWithNextStep(0, DecisionKind::kSignal, sg.signo, false);
+        }
+        for (const auto& [kind, name] : {std::pair{DecisionKind::kPreempt, "preempt"},
+                                         std::pair{DecisionKind::kMigrate, "migrate"},
+                                         std::pair{DecisionKind::kIpi, "ipi"}}) {
+          if (m.EventCommutesWithLoneMemoryStep(0, kind, -1, false)) a.lone += a.lone.empty() ? name : std::string(" ") + name;
         }
         at[pc] = a;
       }
@@ -278,6 +285,94 @@ expect pass
   EXPECT_FALSE(at.at(rules::Pc(s, "worker", "start")).preempt);
   EXPECT_FALSE(at.at(rules::Pc(s, "worker", "start")).migrate);
   EXPECT_TRUE(at.at(rules::Pc(s, "worker", "post")).preempt);
+}
+
+// Rule (a'): a thread alone in the process (`idle` absent) may take a
+// preemption, migration or IPI before a load or store of data memory as
+// well as after it; not before an access to its rseq area (the kernel
+// rewrites it), not where the event could restart it (b), and not at all
+// while another thread lives, which could read or write between the two.
+constexpr const char* kLone = R"(
+scenario lone
+cpus 2
+var x: u64 = 0
+func worker
+  la    r9, x
+store:
+  st    [r9], r1
+load:
+  ld    r2, [r9]
+  rseq_addr r8
+area:
+  ld    r3, [r8]
+  rseq_arm cs
+before_start:
+  st    [r9], r2
+start:
+  st    [r9], r3
+post:
+  ld    r4, [r9]
+  ret
+  sig   0x53053053
+abort:
+  li    r0, -1
+  ret
+  cs cs start=start post_commit=post abort=abort
+end
+func idle
+  ret
+end
+thread w entry worker cpu 0 affinity all
+%s
+expect pass
+)";
+
+std::string LoneProgram(bool with_idle) {
+  std::string text = kLone;
+  text.replace(text.find("%s"), 2, with_idle ? "thread z entry idle cpu 1" : "");
+  return text;
+}
+
+TEST(EventCommuteLone, ALoneThreadsMemoryStepsCommuteWithItsEvents) {
+  const Scenario s = ParseScenario(LoneProgram(false), "lone.rsq");
+  const std::map<uint32_t, Answers> at = Record(s);
+  auto lone = [&](const char* label) { return at.at(rules::Pc(s, "worker", label)).lone; };
+  EXPECT_EQ(lone("store"), "preempt migrate ipi");
+  EXPECT_EQ(lone("load"), "preempt migrate ipi");
+  EXPECT_EQ(lone("post"), "preempt migrate ipi");
+  EXPECT_EQ(lone("area"), "");          // the rseq area: the kernel rewrites cpu_id there
+  EXPECT_EQ(lone("before_start"), "");  // goes to start_ip: an event there aborts
+  EXPECT_EQ(lone("start"), "");         // inside the section
+  // The thread-local rule itself is unchanged: a store is not register-only.
+  EXPECT_FALSE(at.at(rules::Pc(s, "worker", "store")).preempt);
+}
+
+TEST(EventCommuteLone, NotWhileAnotherThreadLives) {
+  const Scenario s = ParseScenario(LoneProgram(true), "lone2.rsq");
+  const std::map<uint32_t, Answers> at = Record(s);
+  for (const char* label : {"store", "load", "post"}) EXPECT_EQ(at.at(rules::Pc(s, "worker", label)).lone, "") << label;
+}
+
+// The exploration: DFS with events at every boundary and DFS, stateful
+// search and DPOR with one position per class reach the same outcomes; the
+// lone rule leaves out the events before the store, the load and at post.
+TEST(EventCommuteLone, OneRepresentativePerClassKeepsTheOutcomes) {
+  const Scenario s = ParseScenario(LoneProgram(false), "lone.rsq");
+  ExploreOptions o;
+  o.strategy = StrategyKind::kDfs;
+  o.bounds.max_events = 1;
+  o.stop_at_first_failure = false;
+  o.defer_events = false;
+  const ExploreResult plain = Explore(s, o);
+  ASSERT_TRUE(plain.complete);
+  o.defer_events = true;
+  for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kStateful, StrategyKind::kDpor}) {
+    o.strategy = k;
+    const ExploreResult merged = Explore(s, o);
+    ASSERT_TRUE(merged.complete) << StrategyName(k);
+    EXPECT_EQ(merged.outcomes, plain.outcomes) << StrategyName(k);
+    EXPECT_LT(merged.executions, plain.executions) << StrategyName(k);
+  }
 }
 
 // What the exploration does with it: on the rules program, plain DFS with

@@ -104,7 +104,8 @@ po::options_description VisibleOptions() {
       ("all-event-positions", po::bool_switch(),
        "Exhaustive strategies: inject events at every boundary. By default an event is left out where "
        "the same event one instruction later is equivalent (the thread is outside every critical "
-       "section and its next instruction touches only its own registers); this switch turns that "
+       "section and its next instruction touches only its own registers, or, once it is the only "
+       "thread left, ordinary memory); this switch turns that "
        "reduction off, for debugging it: same verdicts and outcomes, more executions.")
       ("seed", po::value<std::string>()->value_name("N"), "Seed of random and pct (default 1).")
       ("pct-depth", po::value<std::string>()->value_name("D"), "PCT bug depth: D-1 change points (default 3).")
