@@ -5,6 +5,7 @@
 // generated programs are in tests/explorer_test.cc (DeferredEvents*).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -351,6 +352,69 @@ TEST(EventCommuteLone, NotWhileAnotherThreadLives) {
   const Scenario s = ParseScenario(LoneProgram(true), "lone2.rsq");
   const std::map<uint32_t, Answers> at = Record(s);
   for (const char* label : {"store", "load", "post"}) EXPECT_EQ(at.at(rules::Pc(s, "worker", label)).lone, "") << label;
+}
+
+// ... but not for a store into the struct rseq_cs that rseq_cs points to,
+// built in data memory: the kernel reads it at the event (the legacy ABIs
+// validate it even outside the section), so the version word a store makes
+// invalid for two instructions turns the lazy clear into SIGSEGV there and
+// only there. Found by an attack on the rule: DFS, stateful search and DPOR
+// at K=2 reported pass where every position gives sigsegv.
+constexpr const char* kLoneDescriptor = R"(
+scenario lone_descriptor
+cpus 2
+var x: u64[4] = {0, 0x400004, 4, 0x400014}   # a valid struct rseq_cs for cs_fn, ip outside it
+func cs_fn
+  rseq_arm c1
+start:
+  st    [r1], r2
+post:
+  li    r0, 0
+  ret
+  sig   0x53053053
+abort:
+  li    r0, 1
+  ret
+  cs c1 start=start post_commit=post abort=abort
+end
+func body
+  la    r4, x
+  rseq_addr r6
+  st    [r6 + 8], r4   # rseq->rseq_cs = &x
+  li    r5, 1
+poison:
+  st32  [r4], r5       # x.version = 1: invalid
+  li    r5, 0
+heal:
+  st32  [r4], r5       # valid again
+  li    r0, 7
+  ret
+end
+thread a entry body
+expect pass
+)";
+
+TEST(EventCommuteLone, NotForAStoreIntoTheDescriptorRseqCsPointsTo) {
+  const Scenario s = ParseScenario(kLoneDescriptor, "lone_descriptor.rsq");
+  const std::map<uint32_t, Answers> at = Record(s, KernelModel::kMmCid);
+  EXPECT_EQ(at.at(rules::Pc(s, "body", "poison")).lone, "");
+  EXPECT_EQ(at.at(rules::Pc(s, "body", "heal")).lone, "");
+  for (uint32_t k : {1u, 2u}) {
+    ExploreOptions o;
+    o.strategy = StrategyKind::kDfs;
+    o.bounds.max_events = k;
+    o.stop_at_first_failure = false;
+    o.defer_events = false;
+    const ExploreResult plain = Explore(s, o);
+    o.defer_events = true;
+    for (StrategyKind st : {StrategyKind::kDfs, StrategyKind::kStateful, StrategyKind::kDpor}) {
+      o.strategy = st;
+      const ExploreResult merged = Explore(s, o);
+      EXPECT_EQ(merged.outcomes, plain.outcomes) << StrategyName(st) << " K=" << k;
+    }
+    EXPECT_TRUE(std::any_of(plain.outcomes.begin(), plain.outcomes.end(),
+                            [](const Outcome& x) { return x.verdict == Verdict::kSigsegv; }));
+  }
 }
 
 // The exploration: DFS with events at every boundary and DFS, stateful
