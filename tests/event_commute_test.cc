@@ -15,6 +15,7 @@
 #include "sim/machine.h"
 #include "sim/scheduler.h"
 #include "sim/simulator.h"
+#include "tests/explore_helpers.h"
 #include "tests/rule_helpers.h"
 
 namespace rseqmc {
@@ -288,6 +289,11 @@ expect pass
   EXPECT_TRUE(at.at(rules::Pc(s, "worker", "post")).preempt);
 }
 
+// At most k events, every outcome (tests/explore_helpers.h).
+ExploreResult ExploreEvents(const Scenario& s, StrategyKind st, uint32_t k, bool defer) {
+  return testing::ExploreDeferring(s, st, k, defer, 0);
+}
+
 // Rule (a'): a thread alone in the process (`idle` absent) may take a
 // preemption, migration or IPI before a load or store of data memory as
 // well as after it; not before an access to its rseq area (the kernel
@@ -400,17 +406,9 @@ TEST(EventCommuteLone, NotForAStoreIntoTheDescriptorRseqCsPointsTo) {
   EXPECT_EQ(at.at(rules::Pc(s, "body", "poison")).lone, "");
   EXPECT_EQ(at.at(rules::Pc(s, "body", "heal")).lone, "");
   for (uint32_t k : {1u, 2u}) {
-    ExploreOptions o;
-    o.strategy = StrategyKind::kDfs;
-    o.bounds.max_events = k;
-    o.stop_at_first_failure = false;
-    o.defer_events = false;
-    const ExploreResult plain = Explore(s, o);
-    o.defer_events = true;
+    const ExploreResult plain = ExploreEvents(s, StrategyKind::kDfs, k, false);
     for (StrategyKind st : {StrategyKind::kDfs, StrategyKind::kStateful, StrategyKind::kDpor}) {
-      o.strategy = st;
-      const ExploreResult merged = Explore(s, o);
-      EXPECT_EQ(merged.outcomes, plain.outcomes) << StrategyName(st) << " K=" << k;
+      EXPECT_EQ(ExploreEvents(s, st, k, true).outcomes, plain.outcomes) << StrategyName(st) << " K=" << k;
     }
     EXPECT_TRUE(std::any_of(plain.outcomes.begin(), plain.outcomes.end(),
                             [](const Outcome& x) { return x.verdict == Verdict::kSigsegv; }));
@@ -422,17 +420,10 @@ TEST(EventCommuteLone, NotForAStoreIntoTheDescriptorRseqCsPointsTo) {
 // lone rule leaves out the events before the store, the load and at post.
 TEST(EventCommuteLone, OneRepresentativePerClassKeepsTheOutcomes) {
   const Scenario s = ParseScenario(LoneProgram(false), "lone.rsq");
-  ExploreOptions o;
-  o.strategy = StrategyKind::kDfs;
-  o.bounds.max_events = 1;
-  o.stop_at_first_failure = false;
-  o.defer_events = false;
-  const ExploreResult plain = Explore(s, o);
+  const ExploreResult plain = ExploreEvents(s, StrategyKind::kDfs, 1, false);
   ASSERT_TRUE(plain.complete);
-  o.defer_events = true;
   for (StrategyKind k : {StrategyKind::kDfs, StrategyKind::kStateful, StrategyKind::kDpor}) {
-    o.strategy = k;
-    const ExploreResult merged = Explore(s, o);
+    const ExploreResult merged = ExploreEvents(s, k, 1, true);
     ASSERT_TRUE(merged.complete) << StrategyName(k);
     EXPECT_EQ(merged.outcomes, plain.outcomes) << StrategyName(k);
     EXPECT_LT(merged.executions, plain.executions) << StrategyName(k);
@@ -445,14 +436,8 @@ TEST(EventCommuteLone, OneRepresentativePerClassKeepsTheOutcomes) {
 TEST(EventCommuteExplore, OneRepresentativePerClassKeepsTheOutcomes) {
   const Scenario s = ParseScenario(kRules, "event_rules.rsq");
   for (uint32_t k : {1u, 2u}) {
-    ExploreOptions o;
-    o.strategy = StrategyKind::kDfs;
-    o.bounds.max_events = k;
-    o.stop_at_first_failure = false;
-    o.defer_events = false;
-    const ExploreResult plain = Explore(s, o);
-    o.defer_events = true;
-    const ExploreResult merged = Explore(s, o);
+    const ExploreResult plain = ExploreEvents(s, StrategyKind::kDfs, k, false);
+    const ExploreResult merged = ExploreEvents(s, StrategyKind::kDfs, k, true);
     ASSERT_TRUE(plain.complete);
     ASSERT_TRUE(merged.complete);
     EXPECT_EQ(merged.outcomes, plain.outcomes) << "K=" << k;
