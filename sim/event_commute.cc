@@ -20,7 +20,11 @@
 //       thread (NextStepIsLoneMemoryAccess): no other thread exists to read
 //       or write memory between E and I, E runs no handler and writes only
 //       t's rseq area (its IDs, and rseq_cs, which rule (b) keeps equal) and
-//       kernel state, which I does not touch (no 2015-RFC CPU pointer or
+//       kernel state, which I does not touch; the only user memory E reads
+//       is the struct rseq_cs that rseq_cs points to, which I must not touch
+//       either (a descriptor built in data memory: a store there turns the
+//       event's lazy clear into SIGSEGV, or moves its range; found by an
+//       attack on this rule, tests/event_commute_test.cc) (no 2015-RFC CPU pointer or
 //       preempt-lock word, which the kernel writes or reads at a switch, is
 //       registered), and I writes no register of t that E reads; the
 //       allocator's and the commit oracle's per-thread orders are judged

@@ -1313,8 +1313,15 @@ bool Machine::NextStepIsLoneMemoryAccess(int t) const {
       return false;
   }
   const uint64_t addr = EffectiveAddress(in, &c.r[0]);
-  const int bytes = AccessBytes(in.op);
-  return UserMemOk(addr, bytes) && addr + static_cast<uint64_t>(bytes) <= area_base_;
+  const uint64_t bytes = static_cast<uint64_t>(AccessBytes(in.op));
+  if (!UserMemOk(addr, static_cast<int>(bytes)) || addr + bytes > area_base_) return false;
+  // The event reads the struct rseq_cs that rseq_cs points to (validated on
+  // every evaluation by the legacy ABIs: a lazy clear or SIGSEGV, and its
+  // range decides a restart): an access to a descriptor built in data memory
+  // can change what the event does.
+  if (th.rseq_area == 0) return true;
+  const uint64_t cs = Peek(th.rseq_area + kRseqOffRseqCs, 8);
+  return cs == 0 || addr >= cs + kRseqCsBytes || cs >= addr + bytes;
 }
 
 bool Machine::NextStepEndsProcess(int t) const {

@@ -312,7 +312,9 @@ class Machine {
   // store or atomic of data memory below the rseq areas that completes (no
   // fault), with no signal pending, no rseq notify-resume work, no 2015-RFC
   // CPU pointer and no preempt-lock flag registered (words the kernel writes
-  // or reads at a switch): nothing but t can read or write memory, and a
+  // or reads at a switch), and not into the 32-byte struct rseq_cs its
+  // rseq_cs points to (a descriptor built in data memory, which the kernel
+  // reads at the event): nothing but t can read or write memory, and a
   // preemption, migration or IPI writes only t's rseq area.
   bool NextStepIsLoneMemoryAccess(int t) const;
   // NextStepIsThreadLocal's classification of opcode `op`.

@@ -41,6 +41,7 @@
 #include "sim/diag.h"
 #include "sim/thread_api.h"
 #include "tests/builtin_scenario.h"
+#include "tests/explore_helpers.h"
 #include "tests/cli_runner.h"
 
 namespace rseqmc {
@@ -1047,17 +1048,7 @@ TEST(Explore, DporHandlesMoreThan64Threads) {
 // where it completes within kDporK2Cap executions (percpu_list,
 // percpu_buffer, rfc2015_selftest and abba_deadlock need 0.2-2 million).
 
-ExploreResult ExploreDeferring(const Scenario& s, StrategyKind k, uint32_t events, bool defer, uint64_t max_exec,
-                               const RunOptions& run = {}) {
-  ExploreOptions o;
-  o.strategy = k;
-  o.bounds.max_events = events;
-  o.max_executions = max_exec;
-  o.stop_at_first_failure = false;
-  o.defer_events = defer;
-  o.run = run;
-  return Explore(s, o);
-}
+using testing::ExploreDeferring;  // tests/explore_helpers.h
 
 int EnvCount(const char* name, int fallback) {
   const char* v = std::getenv(name);
